@@ -1,0 +1,55 @@
+"""Exception hierarchy: every error a user can cause is a TlpsimError with a
+message that names the file, line, kernel, thread or key involved."""
+
+from __future__ import annotations
+
+
+class TlpsimError(Exception):
+    """Base class of the errors tlpsim reports to users (the CLI prints them
+    without a traceback)."""
+
+
+class ToolkitNotFound(TlpsimError):
+    """The CUDA compiler wheels or the host gcc are missing."""
+
+
+class CompileError(TlpsimError):
+    """nvcc or ptxas rejected the input; carries the command and its output."""
+
+    def __init__(self, message: str, command: list[str] | None = None, output: str = ""):
+        self.command = command or []
+        self.output = output
+        text = message
+        if command:
+            text += "\n  command: " + " ".join(command)
+        if output:
+            text += "\n" + "\n".join("  | " + line for line in output.rstrip().splitlines())
+        super().__init__(text)
+
+
+class PTXSyntaxError(TlpsimError):
+    """Malformed PTX; names file:line:column and shows the offending line."""
+
+    def __init__(self, message: str, filename: str, line: int, column: int = 1, source_line: str = ""):
+        self.filename = filename
+        self.line = line
+        self.column = column
+        self.source_line = source_line
+        text = f"{filename}:{line}:{column}: {message}"
+        if source_line:
+            text += "\n  " + source_line.rstrip("\n").expandtabs(4)
+            caret_col = len(source_line[: max(column - 1, 0)].expandtabs(4))
+            text += "\n  " + " " * caret_col + "^"
+        super().__init__(text)
+
+
+class UnsupportedPTX(PTXSyntaxError):
+    """Valid-looking PTX that tlpsim does not implement (unknown opcode or directive)."""
+
+
+class KernelNotFound(TlpsimError):
+    """A kernel name matched nothing, or matched several kernels."""
+
+
+class ConfigError(TlpsimError):
+    """An unknown configuration key or an out-of-range value."""
