@@ -246,6 +246,8 @@ class Function:
     is_declaration: bool = False
     line: int = 0
     reg_types: dict[str, str] = field(default_factory=dict)
+    # results of analyses over this (immutable after parsing) function, keyed by analysis name
+    analyses: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def kind(self) -> str:

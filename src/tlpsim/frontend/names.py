@@ -338,10 +338,7 @@ class _Parser:
             self.source_name()
             if self.peek() == "I":
                 self.template_args()
-        elif c in "rVK":
-            self.i += 1
-            self.skip_type()
-        elif c in "PROCG":
+        elif c in "rVK" or c in "PROCG":  # cv-qualifiers, pointer/reference/complex
             self.i += 1
             self.skip_type()
         elif c == "U":  # vendor qualifier
@@ -408,9 +405,7 @@ class _Parser:
             elif d == "F":  # DF<N>_ / DF16b
                 self.i += 2
                 self.number()
-                if self.peek() == "b":
-                    self.i += 1
-                elif self.peek() in ("_", "x"):
+                if self.peek() in ("b", "_", "x"):
                     self.i += 1
             elif d in ("B", "U"):  # _BitInt
                 self.i += 2
@@ -522,7 +517,7 @@ def find_kernel(names: Iterable[str], query: str) -> str:
         return query_s
     plain = {n: demangle_name(n) for n in pool}
     qual = {n: qualified_name(n) for n in pool}
-    q_norm = query_s[2:] if query_s.startswith("::") else query_s
+    q_norm = query_s.removeprefix("::")
     matches = [n for n in pool if plain[n] == q_norm or qual[n] == q_norm]
     if len(matches) == 1:
         return matches[0]

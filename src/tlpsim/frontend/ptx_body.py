@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tlpsim.errors import PTXSyntaxError, UnsupportedPTX
+from tlpsim.errors import UnsupportedPTX
 from tlpsim.frontend import opcodes
 from tlpsim.frontend.blocks import build_blocks
 from tlpsim.frontend.ir import Address, Function, Instruction, Module, Operand, Reg, RegDecl, Sink, Special, Symbol, Vec

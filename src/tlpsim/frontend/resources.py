@@ -326,7 +326,7 @@ def run_ptxas_verbose(
         ptx_file.write_text(ptx_text, encoding="utf-8")
         cmd = [*base, "input.ptx", "-o", "output.cubin"]
         try:
-            proc = subprocess.run(cmd, cwd=tmp, env=tk.env(), capture_output=True, text=True, errors="replace")
+            proc = subprocess.run(cmd, check=False, cwd=tmp, env=tk.env(), capture_output=True, text=True, errors="replace")
         except OSError as exc:
             raise CompileError(f"cannot run ptxas for {name}: {exc}", cmd) from exc
     output = proc.stdout + proc.stderr

@@ -245,7 +245,7 @@ def check_host_compiler(env: dict[str, str] | None = None) -> str:
 @functools.lru_cache(maxsize=8)
 def _nvcc_version(nvcc: str) -> str:
     try:
-        proc = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run([nvcc, "--version"], check=False, capture_output=True, text=True, timeout=60)
     except OSError as exc:
         raise ToolkitNotFound(f"cannot run {nvcc}: {exc}") from exc
     out = proc.stdout + proc.stderr

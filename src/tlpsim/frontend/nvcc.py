@@ -1,0 +1,507 @@
+"""Compile CUDA C to PTX with the pinned nvcc wheel, and read ptxas resources.
+
+``compile_cuda`` runs ::
+
+    nvcc -ptx -arch=<arch> -O3 --std=c++17 [-maxrregcount=N] [-I<dir of the .cu>]
+         [-I<include dir>...] [-D<name>[=<value>]...] [<options>...] <file.cu> -o out.ptx
+
+exactly as a user would (a whole program with ``main``, ``<cstdio>`` and
+``<<<>>>`` launches is fine: ``-ptx`` keeps only the device code), then
+assembles the PTX with ``ptxas -arch=<arch> -v [-maxrregcount=N]`` to get the
+per-function :class:`~tlpsim.frontend.resources.ResourceUsage` (``nvcc -ptx``
+never runs ptxas, so ``-Xptxas -v`` would print nothing).
+
+Results are cached on disk, one JSON file per compilation, in
+``$TLPSIM_CACHE_DIR/ptx/`` (default ``$XDG_CACHE_HOME/tlpsim/ptx`` or
+``~/.cache/tlpsim/ptx``).  The key hashes the source text, the absolute path
+of a source file, the contents of the files it includes with
+``#include "..."`` (found next to the including file or in ``include_dirs``;
+conditional or macro includes and ``<...>`` headers are not tracked), arch,
+maxrregcount, options, include directories, defines, the toolkit version and
+the cache format version.  Corrupt or mismatching cache files are ignored and
+rewritten; files are written atomically (temporary file + ``os.replace``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import subprocess
+import tempfile
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tlpsim.errors import CompileError, TlpsimError
+
+from .resources import (
+    ModuleResources,
+    ResourceUsage,
+    check_arch,
+    parse_ptxas_module,
+    parse_ptxas_verbose,
+    run_ptxas_verbose,
+)
+from .toolkit import check_host_compiler, find_toolkit
+
+__all__ = [
+    "CACHE_FORMAT_VERSION",
+    "CompileResult",
+    "PtxasWarning",
+    "cache_dir",
+    "compile_cuda",
+    "compile_cuda_file",
+    "compile_cuda_source",
+    "nvcc_command",
+    "ptx_resources_for_file",
+]
+
+log = logging.getLogger(__name__)
+
+#: Bump when the cache file layout or the compile command changes.
+CACHE_FORMAT_VERSION = 1
+
+#: Default nvcc flags (after ``-ptx -arch=...``).
+DEFAULT_NVCC_FLAGS: tuple[str, ...] = ("-O3", "--std=c++17")
+
+# Lowest architecture ptxas 13.5 accepts.
+_MIN_PTXAS_ARCH = 75
+
+_ARCH_OPTIONS = re.compile(r"^(-arch|--gpu-architecture|-gencode|--generate-code|-code|--gpu-code)(=|$)")
+_DEFINE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\([^)]*\))?$")
+_QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
+_TARGET_RE = re.compile(r"^\s*\.target\s+([A-Za-z0-9_]+)", re.MULTILINE)
+_STRING_SOURCE_NAME = "<string>"
+_STRING_SOURCE_FILE = "source.cu"
+
+
+class PtxasWarning(UserWarning):
+    """ptxas could not report resources for a PTX file (e.g. a target below sm_75)."""
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    """PTX produced by nvcc plus the ptxas resource report for it."""
+
+    ptx: str
+    #: mangled function name -> resources (entry kernels and .func functions)
+    resources: dict[str, ResourceUsage]
+    arch: str
+    #: the nvcc command (run in a temporary directory; output ``out.ptx``)
+    command: list[str]
+    toolkit_version: str
+    #: the absolute source path, or ``"<string>"`` for source text
+    source_name: str
+    from_cache: bool = False
+    maxrregcount: int | None = None
+    #: the ptxas command used for ``resources`` (input ``input.ptx``)
+    ptxas_command: list[str] = field(default_factory=list)
+    #: module-wide ptxas items (gmem, user ``__constant__`` bank)
+    module_resources: ModuleResources = field(default_factory=ModuleResources)
+    #: diagnostics nvcc printed on success (warnings), if any
+    nvcc_output: str = ""
+    #: the raw ``ptxas -v`` report
+    ptxas_output: str = ""
+    cache_key: str = ""
+
+    @property
+    def kernels(self) -> list[str]:
+        """Mangled names of the entry kernels (ptxas report order)."""
+        return [name for name, r in self.resources.items() if r.is_entry]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ptx": self.ptx,
+            "resources": {k: v.to_dict() for k, v in self.resources.items()},
+            "arch": self.arch,
+            "command": list(self.command),
+            "toolkit_version": self.toolkit_version,
+            "source_name": self.source_name,
+            "maxrregcount": self.maxrregcount,
+            "ptxas_command": list(self.ptxas_command),
+            "module_resources": self.module_resources.to_dict(),
+            "nvcc_output": self.nvcc_output,
+            "ptxas_output": self.ptxas_output,
+            "cache_key": self.cache_key,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, from_cache: bool = False) -> CompileResult:
+        return cls(
+            ptx=str(data["ptx"]),
+            resources={str(k): ResourceUsage.from_dict(v) for k, v in dict(data["resources"]).items()},
+            arch=str(data["arch"]),
+            command=[str(c) for c in data["command"]],
+            toolkit_version=str(data["toolkit_version"]),
+            source_name=str(data["source_name"]),
+            from_cache=from_cache,
+            maxrregcount=data.get("maxrregcount"),
+            ptxas_command=[str(c) for c in data.get("ptxas_command", [])],
+            module_resources=ModuleResources.from_dict(data.get("module_resources") or {}),
+            nvcc_output=str(data.get("nvcc_output", "")),
+            ptxas_output=str(data.get("ptxas_output", "")),
+            cache_key=str(data.get("cache_key", "")),
+        )
+
+
+# --------------------------------------------------------------------------- cache
+
+
+def cache_dir() -> Path:
+    """Directory of the PTX cache: ``$TLPSIM_CACHE_DIR/ptx`` or
+    ``$XDG_CACHE_HOME/tlpsim/ptx`` or ``~/.cache/tlpsim/ptx`` (read on every call)."""
+    root = os.environ.get("TLPSIM_CACHE_DIR", "").strip()
+    if root:
+        return Path(root).expanduser() / "ptx"
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "tlpsim" / "ptx"
+
+
+def _sha256(text: str | bytes) -> str:
+    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+    return hashlib.sha256(data).hexdigest()
+
+
+def _included_files(source_text: str, source_dir: Path | None, include_dirs: Sequence[Path]) -> dict[str, str]:
+    """``{absolute path: sha256}`` of files reachable through ``#include "..."``
+    (recursively), resolved like the preprocessor does for quoted includes."""
+    found: dict[str, str] = {}
+    pending: list[tuple[str, Path | None]] = [(source_text, source_dir)]
+    while pending and len(found) < 500:
+        text, here = pending.pop()
+        for rel in _QUOTED_INCLUDE.findall(text):
+            search = ([here] if here is not None else []) + list(include_dirs)
+            for base in search:
+                candidate = (base / rel).resolve()
+                if candidate.is_file():
+                    key = str(candidate)
+                    if key not in found:
+                        try:
+                            data = candidate.read_bytes()
+                        except OSError:
+                            break
+                        found[key] = _sha256(data)
+                        pending.append((data.decode("utf-8", "replace"), candidate.parent))
+                    break
+    return dict(sorted(found.items()))
+
+
+def _load_cache(path: Path, key: str) -> CompileResult | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") != CACHE_FORMAT_VERSION or data.get("cache_key") != key:
+            log.debug("ignoring stale cache file %s", path)
+            return None
+        return CompileResult.from_dict(data, from_cache=True)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        log.warning("ignoring unreadable PTX cache file %s (%s); recompiling", path, exc)
+        return None
+
+
+def _store_cache(path: Path, result: CompileResult) -> None:
+    data = result.to_dict()
+    data["format"] = CACHE_FORMAT_VERSION
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(data, fh)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except OSError as exc:
+        log.warning("cannot write PTX cache file %s: %s", path, exc)
+
+
+# --------------------------------------------------------------------------- compiling
+
+
+def nvcc_command(
+    source_file: str,
+    *,
+    arch: str,
+    maxrregcount: int | None = None,
+    options: Sequence[str] = (),
+    include_dirs: Sequence[str | os.PathLike[str]] = (),
+    defines: Mapping[str, str | None] | None = None,
+    output: str = "out.ptx",
+) -> list[str]:
+    """The nvcc command line tlpsim runs for ``source_file``."""
+    check_arch(arch)
+    cmd = [str(find_toolkit().nvcc), "-ptx", f"-arch={arch}", *DEFAULT_NVCC_FLAGS]
+    if maxrregcount is not None:
+        if not isinstance(maxrregcount, int) or isinstance(maxrregcount, bool) or maxrregcount <= 0:
+            raise TlpsimError(f"maxrregcount must be a positive integer, got {maxrregcount!r}")
+        cmd.append(f"-maxrregcount={maxrregcount}")
+    for inc in include_dirs:
+        cmd.append(f"-I{inc}")
+    for name, value in (defines or {}).items():
+        if not _DEFINE_NAME.match(str(name)):
+            raise TlpsimError(f"invalid macro name in defines: {name!r}")
+        cmd.append(f"-D{name}" if value is None else f"-D{name}={value}")
+    for opt in options:
+        if not isinstance(opt, str):
+            raise TlpsimError(f"nvcc options must be strings, got {opt!r}")
+        if _ARCH_OPTIONS.match(opt):
+            raise TlpsimError(f"nvcc option {opt!r} is not allowed: pass arch='sm_XX' instead")
+    cmd.extend(options)
+    cmd.extend([source_file, "-o", output])
+    return cmd
+
+
+def _compile(
+    *,
+    text: str,
+    path: Path | None,
+    source_name: str,
+    arch: str,
+    maxrregcount: int | None,
+    options: Sequence[str],
+    include_dirs: Sequence[str | os.PathLike[str]],
+    defines: Mapping[str, str | None] | None,
+    cache: bool,
+) -> CompileResult:
+    check_arch(arch)
+    if isinstance(options, str):
+        options = options.split()
+    options = list(options)
+    tk = find_toolkit()
+    env = tk.env()
+    if not any(o.startswith(("-ccbin", "--compiler-bindir")) for o in options) and not env.get("NVCC_CCBIN"):
+        check_host_compiler(env)
+    version = tk.version()
+
+    inc_dirs: list[Path] = []
+    if path is not None:
+        inc_dirs.append(path.parent)
+    inc_dirs.extend(Path(d).expanduser().resolve() for d in include_dirs)
+    inc_dirs = list(dict.fromkeys(inc_dirs))
+    defines_d = {str(k): (None if v is None else str(v)) for k, v in (defines or {}).items()}
+
+    src_arg = str(path) if path is not None else _STRING_SOURCE_FILE
+    command = nvcc_command(
+        src_arg,
+        arch=arch,
+        maxrregcount=maxrregcount,
+        options=options,
+        include_dirs=[str(d) for d in inc_dirs],
+        defines=defines_d,
+    )
+
+    key_material = {
+        "format": CACHE_FORMAT_VERSION,
+        "toolkit_version": version,
+        "toolkit_root": str(tk.root),
+        "source_sha256": _sha256(text),
+        "source_path": str(path) if path is not None else None,
+        "includes": _included_files(text, path.parent if path is not None else None, inc_dirs),
+        "arch": arch,
+        "maxrregcount": maxrregcount,
+        "command": command[1:],  # flags, include dirs, defines and options (not the nvcc path)
+    }
+    key = _sha256(json.dumps(key_material, sort_keys=True))
+    cache_file = cache_dir() / f"{key}.json"
+    if cache:
+        hit = _load_cache(cache_file, key)
+        if hit is not None:
+            return hit
+
+    with tempfile.TemporaryDirectory(prefix="tlpsim-nvcc-") as tmp:
+        if path is None:
+            (Path(tmp) / _STRING_SOURCE_FILE).write_text(text, encoding="utf-8")
+        try:
+            proc = subprocess.run(command, check=False, cwd=tmp, env=env, capture_output=True, text=True, errors="replace")
+        except OSError as exc:
+            raise CompileError(f"cannot run nvcc to compile {source_name}: {exc}", command) from exc
+        output = (proc.stdout + proc.stderr).strip()
+        out_file = Path(tmp) / "out.ptx"
+        if proc.returncode != 0 or not out_file.is_file():
+            raise CompileError(f"nvcc failed to compile {source_name}", command, output)
+        ptx = out_file.read_text(encoding="utf-8", errors="replace")
+
+    report, ptxas_cmd = run_ptxas_verbose(ptx, arch, maxrregcount, name=f"the PTX of {source_name}")
+    result = CompileResult(
+        ptx=ptx,
+        resources=parse_ptxas_verbose(report, arch),
+        arch=arch,
+        command=command,
+        toolkit_version=version,
+        source_name=source_name,
+        from_cache=False,
+        maxrregcount=maxrregcount,
+        ptxas_command=ptxas_cmd,
+        module_resources=parse_ptxas_module(report),
+        nvcc_output=output,
+        ptxas_output=report,
+        cache_key=key,
+    )
+    if cache:
+        _store_cache(cache_file, result)
+    return result
+
+
+def compile_cuda_file(
+    path: str | os.PathLike[str],
+    *,
+    arch: str = "sm_80",
+    maxrregcount: int | None = None,
+    options: Sequence[str] = (),
+    include_dirs: Sequence[str | os.PathLike[str]] = (),
+    defines: Mapping[str, str | None] | None = None,
+    cache: bool = True,
+) -> CompileResult:
+    """Compile a ``.cu`` file (its directory is added with ``-I`` so
+    ``#include "local.h"`` works).  A missing file raises :class:`TlpsimError`."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        what = "is a directory, not a CUDA source file" if p.is_dir() else "does not exist"
+        raise TlpsimError(f"CUDA source file {str(path)!r} {what}")
+    p = p.resolve()
+    try:
+        text = p.read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError as exc:
+        raise TlpsimError(f"cannot read CUDA source file {str(path)!r}: {exc.strerror or exc}") from exc
+    return _compile(
+        text=text,
+        path=p,
+        source_name=str(p),
+        arch=arch,
+        maxrregcount=maxrregcount,
+        options=options,
+        include_dirs=include_dirs,
+        defines=defines,
+        cache=cache,
+    )
+
+
+def compile_cuda_source(
+    text: str,
+    *,
+    arch: str = "sm_80",
+    maxrregcount: int | None = None,
+    options: Sequence[str] = (),
+    include_dirs: Sequence[str | os.PathLike[str]] = (),
+    defines: Mapping[str, str | None] | None = None,
+    cache: bool = True,
+    name: str = _STRING_SOURCE_NAME,
+) -> CompileResult:
+    """Compile CUDA source text (written to ``source.cu`` in a temporary
+    directory; nvcc's messages refer to that name).  ``name`` is used in
+    error messages and as :attr:`CompileResult.source_name`."""
+    if not isinstance(text, str):
+        raise TypeError(f"CUDA source text must be a str, got {type(text).__name__}")
+    return _compile(
+        text=text,
+        path=None,
+        source_name=name,
+        arch=arch,
+        maxrregcount=maxrregcount,
+        options=options,
+        include_dirs=include_dirs,
+        defines=defines,
+        cache=cache,
+    )
+
+
+def _looks_like_path(source: str) -> bool:
+    if "\n" in source or len(source) > 4096:
+        return False
+    if os.path.isfile(source):
+        return True
+    return source.strip().endswith((".cu", ".cuh")) and not any(ch in source for ch in "{};")
+
+
+def compile_cuda(
+    source: str | os.PathLike[str],
+    *,
+    arch: str = "sm_80",
+    maxrregcount: int | None = None,
+    options: Sequence[str] = (),
+    include_dirs: Sequence[str | os.PathLike[str]] = (),
+    defines: Mapping[str, str | None] | None = None,
+    cache: bool = True,
+) -> CompileResult:
+    """Compile CUDA C to PTX and read its ptxas resources.
+
+    ``source`` is a file when it is a ``pathlib.Path``/``os.PathLike``, or a
+    ``str`` without newlines that names an existing file or ends in ``.cu``
+    (a missing file then raises :class:`TlpsimError`); any other ``str`` is
+    CUDA source text.  Use :func:`compile_cuda_file` /
+    :func:`compile_cuda_source` to be explicit.
+    """
+    kwargs: dict[str, Any] = {
+        "arch": arch,
+        "maxrregcount": maxrregcount,
+        "options": options,
+        "include_dirs": include_dirs,
+        "defines": defines,
+        "cache": cache,
+    }
+    if isinstance(source, os.PathLike):
+        return compile_cuda_file(source, **kwargs)
+    if not isinstance(source, str):
+        raise TypeError(f"source must be a path or CUDA source text, got {type(source).__name__}")
+    if _looks_like_path(source):
+        return compile_cuda_file(source.strip(), **kwargs)
+    return compile_cuda_source(source, **kwargs)
+
+
+# --------------------------------------------------------------------------- ready-made PTX
+
+
+def ptx_resources_for_file(
+    ptx_path: str | os.PathLike[str],
+    arch: str | None = None,
+    maxrregcount: int | None = None,
+) -> dict[str, ResourceUsage]:
+    """ptxas resources of a ready ``.ptx`` file.
+
+    ``arch`` defaults to the file's ``.target`` (``sm_90a`` etc.).  ptxas 13.5
+    only knows sm_75 and newer, so PTX written for older targets (e.g.
+    ``.version 7.8`` / ``.target sm_35`` files) cannot be assembled for their
+    own target: in that case -- any ptxas failure while the architecture is
+    below sm_75 -- this returns ``{}`` and emits a :class:`PtxasWarning`
+    instead of raising.  Passing ``arch="sm_75"`` (or newer) explicitly
+    usually works for such files and gives an estimate for that
+    architecture.  Other ptxas failures raise :class:`CompileError`.
+    """
+    p = Path(ptx_path).expanduser()
+    if not p.is_file():
+        raise TlpsimError(f"PTX file {str(ptx_path)!r} does not exist")
+    text = p.read_text(encoding="utf-8", errors="replace")
+    if arch is None:
+        m = _TARGET_RE.search(text)
+        if m is None:
+            raise TlpsimError(f"{p}: no .target directive; pass arch='sm_XX'")
+        arch = m.group(1)
+    try:
+        number = check_arch(arch)
+    except TlpsimError as exc:
+        raise TlpsimError(f"{p}: unsupported target {arch!r} ({exc})") from exc
+    try:
+        report, _ = run_ptxas_verbose(text, arch, maxrregcount, name=str(p))
+    except CompileError as exc:
+        if number < _MIN_PTXAS_ARCH:
+            first = next((ln for ln in exc.output.splitlines() if ln.strip()), "ptxas failed")
+            warnings.warn(
+                f"{p}: ptxas cannot report resources for {arch} (the bundled ptxas supports sm_75 and newer: "
+                f"{first.strip()}); no resource usage available -- pass arch='sm_75' or newer for an estimate",
+                PtxasWarning,
+                stacklevel=2,
+            )
+            return {}
+        raise
+    return parse_ptxas_verbose(report, arch)
