@@ -53,8 +53,9 @@ class FunctionBodyParser:
                     self.pending_labels.clear()
                     instrs.append(instr)
             elif term == ":":
+                text = self._resolve(text)
                 if i < n and stmts[i].text.startswith(".branchtargets"):
-                    targets = tuple(t.strip() for t in stmts[i].text[len(".branchtargets"):].split(","))
+                    targets = tuple(self._resolve(t.strip()) for t in stmts[i].text[len(".branchtargets"):].split(","))
                     fn.branch_tables[text] = targets
                     i += 1
                     continue
@@ -69,6 +70,7 @@ class FunctionBodyParser:
                     raise self.p.error(f"unexpected '{{' after '{text}'", st.pos)
                 depth += 1
                 self.scopes.append({})
+                self._scope_labels(stmts, i)
             elif term == "}":
                 if text:
                     raise self.p.error("statement is missing its terminating ';'", st.pos)
@@ -112,6 +114,23 @@ class FunctionBodyParser:
         unique = f"{name}@{self.scope_counter}"
         self.scopes[-1][name] = unique
         return unique
+
+    def _scope_labels(self, stmts: list[Statement], i: int) -> None:
+        """Labels defined directly in a nested scope (inline asm blocks, which nvcc
+        may paste several times) are local to it: rename them apart up front so
+        forward branches resolve."""
+        depth = 0
+        while i < len(stmts):
+            st = stmts[i]
+            if st.term == "{":
+                depth += 1
+            elif st.term == "}":
+                if depth == 0:
+                    return
+                depth -= 1
+            elif st.term == ":" and depth == 0:
+                self._declare_scoped(st.text)
+            i += 1
 
     def _resolve(self, name: str) -> str:
         if len(self.scopes) == 1:
@@ -295,6 +314,9 @@ class FunctionBodyParser:
         if lit is not None:
             return lit
         if c.isalpha() or c in "_$.":
+            name = self._resolve(tok)
+            if name in self.reg_names:  # registers need not start with '%'
+                return Reg(name)
             return self._symbol(tok, pos)
         raise self.p.error(f"cannot parse operand '{tok}'", pos)
 

@@ -1,0 +1,31 @@
+# tlpsim: `make demo` sets up and runs a default simulation with a report;
+# `make test` sets up and runs the test suite. Both create .venv on first use
+# and install the pinned dependencies (requirements.lock) plus tlpsim itself.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.tlpsim-installed
+
+.PHONY: setup demo test bench clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.lock pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/tlpsim compile tests/corpus/27_matmul_tiled.cu
+	$(BIN)/tlpsim ptx tests/data/golden_branches.ptx
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/parse_speed.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,90 @@
+"""One entry point from user input to a parsed program: a `.cu` file, a `.ptx` file,
+or CUDA/PTX source text becomes a `Program` (parsed module + ptxas resources)."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from tlpsim.errors import KernelNotFound, TlpsimError
+from tlpsim.frontend.ir import Function, Module
+from tlpsim.frontend.nvcc import CompileResult, compile_cuda_file, compile_cuda_source, ptx_resources_for_file
+from tlpsim.frontend.ptx_parser import parse_ptx
+from tlpsim.frontend.resources import ResourceUsage, ptxas_resources
+
+
+@dataclass
+class Program:
+    """A parsed PTX module with the resource usage ptxas reported for its functions."""
+
+    module: Module
+    resources: dict[str, ResourceUsage] = field(default_factory=dict)
+    compile_result: CompileResult | None = None
+
+    @property
+    def kernels(self) -> dict[str, Function]:
+        return self.module.kernels
+
+    def kernel(self, name: str) -> Function:
+        return self.module.get_kernel(name)
+
+    def kernel_resources(self, name: str) -> ResourceUsage | None:
+        return self.resources.get(self.kernel(name).name)
+
+
+def _is_ptx_text(text: str) -> bool:
+    head = "\n".join(line for line in text.lstrip().splitlines()[:40] if not line.lstrip().startswith("//"))
+    return ".version" in head and ".target" in head
+
+
+def load_program(
+    source: str | os.PathLike[str],
+    *,
+    arch: str = "sm_80",
+    maxrregcount: int | None = None,
+    options: Sequence[str] = (),
+    resources: bool = True,
+) -> Program:
+    """Compile (if CUDA) and parse `source`: a path to a `.cu`/`.ptx` file, or text.
+
+    PTX input gets its resources from ptxas for its own target when ptxas supports
+    it (sm_75+); otherwise `resources` is empty and callers may supply overrides."""
+    path: Path | None = None
+    if isinstance(source, os.PathLike):
+        path = Path(source)
+    elif "\n" not in source and len(source) < 4096 and source.strip().endswith((".cu", ".ptx", ".cuh")):
+        path = Path(source.strip())
+    if path is not None:
+        if not path.is_file():
+            raise TlpsimError(f"no such file: {path}")
+        if path.suffix == ".ptx":
+            module = parse_ptx(path.read_text(), str(path))
+            res: dict[str, ResourceUsage] = {}
+            if resources:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    res = ptx_resources_for_file(path, maxrregcount=maxrregcount)
+            return Program(module, res)
+        result = compile_cuda_file(path, arch=arch, maxrregcount=maxrregcount, options=options)
+        return Program(parse_ptx(result.ptx, str(path) + ".ptx"), result.resources, result)
+    text = str(source)
+    if _is_ptx_text(text):
+        module = parse_ptx(text, "<ptx>")
+        res = ptxas_resources(text, module.arch or arch, maxrregcount) if resources and _ptxas_can(module) else {}
+        return Program(module, res)
+    result = compile_cuda_source(text, arch=arch, maxrregcount=maxrregcount, options=options)
+    return Program(parse_ptx(result.ptx, "<cuda>.ptx"), result.resources, result)
+
+
+def _ptxas_can(module: Module) -> bool:
+    arch = module.arch or ""
+    try:
+        return int(arch[3:].rstrip("af")) >= 75
+    except ValueError:
+        return False
+
+
+__all__ = ["Program", "load_program", "KernelNotFound"]
