@@ -32,11 +32,12 @@ __global__ void monte_carlo_pi(unsigned long long seed, int samples, unsigned lo
     unsigned lcg = (unsigned)s64;
     unsigned count = 0;
     for (int k = 0; k < samples; ++k) {
-        float x = (xorshift32(s32) >> 8) * 0x1p-24f;
+        unsigned bits = (k & 1) ? (unsigned)(xorshift64star(s64) >> 40)   // alternate
+                                : xorshift32(s32) >> 8;                   // generators
+        float x = bits * 0x1p-24f;
         lcg = lcg * 1664525u + 1013904223u;                  // LCG
         float y = (lcg >> 8) * 0x1p-24f;
         count += (x * x + y * y <= 1.0f);
-        if ((k & 7) == 0) count += (unsigned)(xorshift64star(s64) >> 63) & 0u;
     }
     __shared__ unsigned block_count;
     if (threadIdx.x == 0) block_count = 0;
