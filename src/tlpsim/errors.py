@@ -53,3 +53,30 @@ class KernelNotFound(TlpsimError):
 
 class ConfigError(TlpsimError):
     """An unknown configuration key or an out-of-range value."""
+
+
+class KernelError(TlpsimError):
+    """A fault while executing a kernel: illegal address, misaligned access,
+    deadlocked barrier, trap, or an exceeded instruction budget. Names the kernel,
+    CTA, thread, PTX line and (for memory faults) the address."""
+
+    def __init__(self, message: str, *, kernel: str = "", cta: tuple | None = None, thread: tuple | None = None,
+                 line: int | None = None, address: int | None = None, filename: str = "") -> None:
+        self.kernel = kernel
+        self.cta = cta
+        self.thread = thread
+        self.line = line
+        self.address = address
+        parts = [message]
+        where = []
+        if kernel:
+            where.append(f"kernel {kernel}")
+        if cta is not None:
+            where.append(f"CTA ({', '.join(map(str, cta))})")
+        if thread is not None:
+            where.append(f"thread ({', '.join(map(str, thread))})")
+        if line:
+            where.append(f"{filename or 'PTX'} line {line}")
+        if where:
+            parts.append(" in " + ", ".join(where))
+        super().__init__("".join(parts))

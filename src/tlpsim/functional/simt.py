@@ -1,0 +1,342 @@
+"""SIMT execution of one chunk of CTAs: warps grouped by PC, per-warp IPDOM
+reconvergence stacks, barriers.
+
+Every step takes the group of runnable warps at the lowest PC and executes that
+instruction for all of them at once (one NumPy operation over all their active
+lanes). Lowest-PC-first lets warps that fell behind catch up, so groups stay
+large. A warp's current SIMT entry lives in arrays (`pc`, `rpc`, `mask`); the
+entries beneath it (pending paths and reconvergence entries) in a Python list per
+warp, touched only at divergence and reconvergence.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from tlpsim.analysis.kernel_cfg import EXIT
+from tlpsim.errors import KernelError
+from tlpsim.functional.kernel import BARRIER, BRANCH, BRX, EXIT_OP, NOP, NORMAL, TRAP, CompiledKernel
+from tlpsim.functional.memory import MemoryFault
+from tlpsim.functional.state import ChunkState
+
+FULL = np.uint32(0xFFFFFFFF)
+LANES = np.arange(32, dtype=np.int64)
+LANE_BITS = (np.uint64(1) << LANES.astype(np.uint64)).astype(np.float64)
+
+
+class InstructionBudgetExceeded(KernelError):
+    pass
+
+
+class ChunkRunner:
+    """Runs one ChunkState to completion, reporting each executed group to `tracer`."""
+
+    def __init__(self, ck: CompiledKernel, st: ChunkState, tracer=None, budget: int | None = None,
+                 warp_base: int = 0) -> None:
+        self.ck = ck
+        self.st = st
+        self.tracer = tracer
+        self.budget = budget
+        self.warp_base = warp_base
+        n_w = st.n_warps
+        wpc = st.geom.warps_per_cta
+        self.wpc = wpc
+        self.pc = np.zeros(n_w, dtype=np.int64)
+        self.rpc = np.full(n_w, EXIT, dtype=np.int64)
+        tpc = st.geom.threads_per_cta
+        first = np.full(wpc, FULL, dtype=np.uint32)
+        if tpc % 32:
+            first[-1] = np.uint32((1 << (tpc % 32)) - 1)
+        self.mask = np.tile(first, st.n_ctas)
+        self.exited = np.zeros(n_w, dtype=np.uint32)
+        self.stacks: dict[int, list[tuple[int, int, int]]] = {}
+        self.groups: dict[int, list[np.ndarray]] = {0: [np.arange(n_w, dtype=np.int64)]}
+        self.heap = [0]
+        self.live = np.full(st.n_ctas, wpc, dtype=np.int64)  # unfinished warps per CTA
+        self.waiting: dict[tuple[int, int], list] = {}  # (cta, barrier) -> [(warps, pcs, red data)]
+        self.arrived: dict[tuple[int, int], int] = {}
+        self.expected: dict[tuple[int, int], int] = {}  # warps a counted (named) barrier waits for
+        self.warp_insts = 0
+
+    # ------------------------------------------------------------ scheduling
+
+    def _enqueue(self, warps: np.ndarray, new_pc: int) -> None:
+        if warps.size == 0:
+            return
+        grp = self.groups.get(new_pc)
+        if grp is None:
+            self.groups[new_pc] = [warps]
+            heapq.heappush(self.heap, new_pc)
+        else:
+            grp.append(warps)
+
+    def move(self, warps: np.ndarray, new_pc: int) -> None:
+        """Advance `warps` to `new_pc`, popping SIMT entries that reach their reconvergence PC."""
+        if warps.size == 0:
+            return
+        hit = self.rpc[warps] == new_pc
+        if not hit.any():
+            self.pc[warps] = new_pc
+            self._enqueue(warps, new_pc)
+            return
+        stay = warps[~hit]
+        self.pc[stay] = new_pc
+        self._enqueue(stay, new_pc)
+        for w in warps[hit].tolist():
+            self._pop(w)
+
+    def _pop(self, w: int) -> None:
+        """The top entry of warp w is done: resume the entry beneath it."""
+        stack = self.stacks.get(w)
+        while stack:
+            pc, rpc, mask = stack.pop()
+            mask &= ~int(self.exited[w]) & 0xFFFFFFFF
+            if mask == 0:
+                continue
+            self.rpc[w] = rpc
+            self.mask[w] = mask
+            if pc == rpc:  # an empty path: already at its reconvergence point
+                continue
+            self.pc[w] = pc
+            self._enqueue(np.array([w], dtype=np.int64), pc)
+            return
+        self._finish(w)
+
+    def _finish(self, w: int) -> None:
+        self.mask[w] = 0
+        self.stacks.pop(w, None)
+        cta = w // self.wpc
+        self.live[cta] -= 1
+        self._check_barriers(cta)
+
+    # ------------------------------------------------------------ main loop
+
+    def run(self) -> None:
+        ck, st = self.ck, self.st
+        kinds, runs, guards = ck.kinds, ck.runs, ck.guards
+        heap, groups = self.heap, self.groups
+        tracer = self.tracer
+        while True:
+            if not heap:
+                if self.waiting:
+                    self._deadlock()
+                return
+            pc = heapq.heappop(heap)
+            parts = groups.pop(pc)
+            warps = parts[0] if len(parts) == 1 else np.concatenate(parts)
+            masks = self.mask[warps]
+            full = bool((masks == FULL).all())
+            if full:
+                idx = (warps[:, None] * 32 + LANES).ravel()
+                pos = None
+            else:
+                bits = ((masks[:, None] >> LANES.astype(np.uint32)) & 1).astype(bool)
+                idx = (warps[:, None] * 32 + LANES)[bits]
+                pos = np.nonzero(bits)[0]
+            guard = guards[pc]
+            if guard is not None:
+                g = guard(st, idx)
+                if g.shape != idx.shape:
+                    g = np.broadcast_to(g, idx.shape)
+                eidx = idx[g]
+            else:
+                g = None
+                eidx = idx
+            self.warp_insts += warps.size
+            st.clock += 1
+            if self.budget is not None and self.warp_insts > self.budget:
+                self._budget_error(pc)
+            kind = kinds[pc]
+            addrs = None
+            if kind == NORMAL:
+                try:
+                    addrs = runs[pc](st, eidx)
+                except MemoryFault as fault:
+                    self._fault(pc, eidx, fault)
+                self.move(warps, pc + 1)
+            elif kind == BRANCH:
+                self._branch(pc, warps, masks, g, pos)
+            elif kind == EXIT_OP:
+                self._exit(pc, warps, masks, g, pos)
+            elif kind == BARRIER:
+                self._barrier(pc, warps, eidx, g)
+            elif kind == NOP:
+                self.move(warps, pc + 1)
+            elif kind == BRX:
+                self._brx(pc, warps, eidx)
+            elif kind == TRAP:
+                if eidx.size:
+                    self._trap(pc, eidx)
+                self.move(warps, pc + 1)
+            if tracer is not None:
+                executed = masks if g is None else self._lane_mask(warps, masks, g, pos)
+                tracer.record(pc, warps + self.warp_base, masks, executed, st, eidx, addrs)
+
+    def _lane_mask(self, warps, masks, g, pos) -> np.ndarray:
+        """Per-warp bit mask of the lanes (among the active ones) where `g` is true."""
+        if pos is None:
+            bits = g.reshape(len(warps), 32)
+            return (bits * LANE_BITS).sum(axis=1).astype(np.uint64).astype(np.uint32)
+        lanes = np.nonzero(((masks[:, None] >> LANES.astype(np.uint32)) & 1).astype(bool))[1]
+        w = np.bincount(pos[g], weights=LANE_BITS[lanes[g]], minlength=len(warps))
+        return w.astype(np.uint64).astype(np.uint32)
+
+    # ------------------------------------------------------------ control flow
+
+    def _branch(self, pc, warps, masks, g, pos) -> None:
+        target = self.ck.targets[pc][0]
+        if g is None:
+            self.move(warps, target)
+            return
+        taken = self._lane_mask(warps, masks, g, pos)
+        all_t = taken == masks
+        none_t = taken == 0
+        self.move(warps[all_t], target)
+        self.move(warps[none_t], pc + 1)
+        div = ~(all_t | none_t)
+        if div.any():
+            rp = self.ck.reconvergence(pc)
+            for w, t_mask, m in zip(warps[div].tolist(), taken[div].tolist(), masks[div].tolist()):
+                self._diverge(w, [(target, t_mask), (pc + 1, m & ~t_mask)], rp, m)
+
+    def _diverge(self, w: int, paths: list[tuple[int, int]], rp: int, mask: int) -> None:
+        """Split warp w into `paths` [(pc, lanes)], reconverging at `rp`."""
+        stack = self.stacks.setdefault(w, [])
+        if rp != EXIT:
+            stack.append((rp, int(self.rpc[w]), mask))
+        for p, m in paths[1:]:
+            if m:
+                stack.append((p, rp, m))
+        first_pc, first_mask = paths[0]
+        self.mask[w] = first_mask
+        self.rpc[w] = rp
+        self.move(np.array([w], dtype=np.int64), first_pc)
+
+    def _brx(self, pc, warps, eidx) -> None:
+        sel = self.ck.runs[pc](self.st, eidx)
+        targets = self.ck.targets[pc]
+        sel = np.broadcast_to(np.asarray(sel, dtype=np.int64), eidx.shape)
+        if ((sel < 0) | (sel >= len(targets))).any():
+            lane = int(np.argmax((sel < 0) | (sel >= len(targets))))
+            raise self._error(f"brx.idx index {int(sel[lane])} is outside its {len(targets)}-entry table", pc,
+                              int(eidx[lane]))
+        rp = self.ck.reconvergence(pc)
+        wid = eidx // 32
+        lane_bit = np.uint64(1) << (eidx % 32).astype(np.uint64)
+        for w in warps.tolist():
+            on = wid == w
+            paths = {}
+            for t, b in zip(sel[on].tolist(), lane_bit[on].tolist()):
+                paths[targets[t]] = paths.get(targets[t], 0) | int(b)
+            items = list(paths.items())
+            if len(items) == 1:
+                self.move(np.array([w], dtype=np.int64), items[0][0])
+            else:
+                self._diverge(w, items, rp, int(self.mask[w]))
+
+    def _exit(self, pc, warps, masks, g, pos) -> None:
+        gone = masks if g is None else self._lane_mask(warps, masks, g, pos)
+        self.exited[warps] |= gone
+        rest = masks & ~gone
+        self.mask[warps] = rest
+        cont = rest != 0
+        self.move(warps[cont], pc + 1)
+        for w in warps[~cont].tolist():
+            self._pop(w)
+
+    # ------------------------------------------------------------ barriers
+
+    def _barrier(self, pc, warps, eidx, g) -> None:
+        op = self.ck.runs[pc]
+        st = self.st
+        bid = int(np.asarray(op.barrier_id(st, eidx[:1] if eidx.size else warps[:1] * 32)).reshape(-1)[0]) \
+            if eidx.size else 0
+        count = None
+        if op.count is not None and eidx.size:
+            count = int(np.asarray(op.count(st, eidx[:1])).reshape(-1)[0])
+        red = None
+        if op.reduce is not None:
+            red = (eidx, np.broadcast_to(op.pred(st, eidx), eidx.shape).copy())
+        ctas = warps // self.wpc
+        for cta in np.unique(ctas).tolist():
+            ws = warps[ctas == cta]
+            key = (cta, bid)
+            self.arrived[key] = self.arrived.get(key, 0) + ws.size
+            if count is not None:
+                self.expected[key] = -(-count // 32)
+            if op.wait:
+                sel = None if red is None else (red[0] // 32 // self.wpc) == cta
+                rdata = None if red is None else (red[0][sel], red[1][sel], op)
+                self.waiting.setdefault(key, []).append((ws, pc, rdata))
+            else:
+                self.move(ws, pc + 1)
+            self._check_barriers(cta)
+
+    def _check_barriers(self, cta: int) -> None:
+        """Release barriers of `cta` whose arrivals cover every live warp (or the
+        warp count a named barrier asked for). Exited warps count as arrived."""
+        for key in [k for k in self.waiting if k[0] == cta]:
+            need = min(self.expected.get(key, self.live[cta]), self.live[cta])
+            if self.arrived.get(key, 0) >= need:
+                entries = self.waiting.pop(key)
+                self.arrived.pop(key, None)
+                self.expected.pop(key, None)
+                self._release(entries)
+
+    def _release(self, entries) -> None:
+        reds = [e[2] for e in entries if e[2] is not None]
+        if reds:
+            op = reds[0][2]
+            lanes = np.concatenate([r[0] for r in reds])
+            vals = np.concatenate([r[1] for r in reds])
+            if op.reduce == "popc":
+                result = np.uint32(np.count_nonzero(vals))
+            elif op.reduce == "and":
+                result = np.bool_(vals.all())
+            else:
+                result = np.bool_(vals.any())
+            op.dst(self.st, lanes, np.broadcast_to(result, lanes.shape))
+        for ws, pc, _ in entries:
+            self.move(ws, pc + 1)
+
+    # ------------------------------------------------------------ errors
+
+    def _coords(self, thread: int) -> tuple[tuple, tuple]:
+        st = self.st
+        cta = tuple(int(st.sreg[f"ctaid.{c}"][thread]) for c in "xyz")
+        tid = tuple(int(st.sreg[f"tid.{c}"][thread]) for c in "xyz")
+        return cta, tid
+
+    def _error(self, message: str, pc: int, thread: int | None, address: int | None = None) -> KernelError:
+        cta = tid = None
+        if thread is not None:
+            cta, tid = self._coords(thread)
+        ins = self.ck.fn.instructions[pc]
+        return KernelError(message, kernel=self.ck.source.name, cta=cta, thread=tid, line=ins.line,
+                           address=address, filename=self.ck.module.filename)
+
+    def _fault(self, pc: int, eidx: np.ndarray, fault: MemoryFault):
+        thread = int(eidx[fault.lane]) if fault.lane < eidx.size else None
+        ins = self.ck.fn.instructions[pc]
+        raise self._error(f"illegal memory access: {fault.reason} at {fault.space} address {fault.address:#x} "
+                          f"by '{ins}'", pc, thread, fault.address) from None
+
+    def _trap(self, pc: int, eidx: np.ndarray):
+        raise self._error("trap instruction executed (e.g. a failed device-side assert)", pc, int(eidx[0]))
+
+    def _budget_error(self, pc: int):
+        raise InstructionBudgetExceeded(
+            f"launch exceeded its instruction budget of {self.budget} warp instructions (an infinite loop?); "
+            f"last at '{self.ck.fn.instructions[pc]}'", kernel=self.ck.source.name,
+            line=self.ck.fn.instructions[pc].line, filename=self.ck.module.filename)
+
+    def _deadlock(self):
+        (cta, bid), entries = next(iter(self.waiting.items()))
+        n_wait = sum(len(e[0]) for e in entries)
+        pc = entries[0][1]
+        thread = int(entries[0][0][0]) * 32
+        raise self._error(f"barrier {bid} can never complete: {n_wait} warp(s) wait at "
+                          f"'{self.ck.fn.instructions[pc]}' but the other {int(self.live[cta]) - n_wait} live warp(s) "
+                          "of the CTA are blocked elsewhere or exited", pc, thread)

@@ -1,0 +1,156 @@
+"""Records what the SIMT engine executes into a `Trace`: one row per warp
+instruction, plus per-warp memory summaries (32-byte sectors touched; shared-memory
+bank-conflict degree) and RegLess value-pattern classes of written registers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tlpsim.frontend.ir import Function, Reg
+from tlpsim.trace.format import SPACE_CODES, Trace
+
+LANES = np.arange(32, dtype=np.int64)
+_SECTOR_BITS = 48  # warp position << 48 | sector number stays unique in a uint64
+_CLASS = {"uniform": 0, "stride1": 1, "stride4": 2, "half_uniform": 3, "half_stride1": 4, "half_stride4": 5,
+          "other": 6, "partial": 7}
+
+
+class TraceRecorder:
+    """Collects rows during a launch; `finish()` returns the per-warp sorted Trace."""
+
+    def __init__(self, fn: Function, spaces: list[str | None], grid, block, n_warps: int, warps_per_cta: int,
+                 value_classes: bool = True) -> None:
+        self.fn = fn
+        self.grid, self.block = tuple(grid), tuple(block)
+        self.n_warps = n_warps
+        self.warps_per_cta = warps_per_cta
+        self.rows: list[tuple] = []
+        self.mem_space: list[np.ndarray] = []
+        self.mem_size: list[np.ndarray] = []
+        self.mem_counts: list[np.ndarray] = []
+        self.sectors: list[np.ndarray] = []
+        self.bank_degree: list[np.ndarray] = []
+        self.n_mem = 0
+        self.warp_base = 0
+        n = len(fn.instructions)
+        self.space_code = np.full(n, -1, dtype=np.int8)
+        self.access_size = np.zeros(n, dtype=np.int64)
+        self.value_reg: list[str | None] = [None] * n
+        for ins in fn.instructions:
+            if ins.opclass in ("mem", "atomic") and ins.base not in ("prefetch", "prefetchu", "discard",
+                                                                         "applypriority", "cvta", "isspacep"):
+                space = spaces[ins.index] or "generic"
+                self.space_code[ins.index] = SPACE_CODES.get(space, SPACE_CODES["generic"])
+                tsize = int(ins.type[1:].rstrip("x2")) // 8 if ins.type and ins.type[1:].rstrip("x2").isdigit() else 4
+                self.access_size[ins.index] = max(tsize, 1) * ins.vec
+            if value_classes and ins.dsts and isinstance(ins.dsts[0], Reg):
+                rtype = fn.reg_types.get(ins.dsts[0].name, "")
+                if rtype in ("b32", "u32", "s32", "f32"):
+                    self.value_reg[ins.index] = ins.dsts[0].name
+
+    def begin_chunk(self, warp_base: int) -> None:
+        self.warp_base = warp_base
+
+    def record(self, pc: int, warps: np.ndarray, active: np.ndarray, executed: np.ndarray, st, eidx: np.ndarray,
+               addrs) -> None:
+        nw = warps.size
+        mem_rows = None
+        code = self.space_code[pc]
+        if code >= 0 and addrs is not None:
+            mem_rows = self._memory(pc, code, warps, eidx, np.asarray(addrs))
+        vclass = None
+        reg = self.value_reg[pc]
+        if reg is not None:
+            vclass = self._value_class(st.regs[reg], warps - self.warp_base, executed)
+        self.rows.append((pc, warps, active, executed, mem_rows, vclass, nw))
+
+    # ------------------------------------------------------------ memory summaries
+
+    def _memory(self, pc: int, code: int, warps: np.ndarray, eidx: np.ndarray, addrs: np.ndarray) -> np.ndarray:
+        nw = warps.size
+        local = warps - self.warp_base
+        if nw == 1:
+            pos = np.zeros(eidx.size, dtype=np.int64)
+        else:
+            sorter = np.argsort(local, kind="stable")
+            pos = sorter[np.searchsorted(local, eidx >> 5, sorter=sorter)]
+        size = int(self.access_size[pc])
+        first = self.n_mem
+        self.n_mem += nw
+        self.mem_space.append(np.full(nw, code, dtype=np.int8))
+        self.mem_size.append(np.full(nw, size, dtype=np.int16))
+        a = addrs.astype(np.uint64, copy=False)
+        if code == SPACE_CODES["shared"]:
+            words = a >> np.uint64(2)
+            if size > 4:
+                words = (words[:, None] + np.arange(size // 4, dtype=np.uint64)).ravel()
+                p = np.repeat(pos, size // 4)
+            else:
+                p = pos
+            key = np.unique((p.astype(np.uint64) << np.uint64(_SECTOR_BITS)) | words)
+            wpos = (key >> np.uint64(_SECTOR_BITS)).astype(np.int64)
+            bank = (key & np.uint64(31)).astype(np.int64)
+            per_bank = np.bincount(wpos * 32 + bank, minlength=nw * 32).reshape(nw, 32)
+            degree = per_bank.max(axis=1).astype(np.int16)
+            if size > 4:  # wide accesses are served in size/4 phases at best
+                degree = np.maximum(degree, np.int16(1))
+            self.bank_degree.append(degree)
+            self.mem_counts.append(np.zeros(nw, dtype=np.int64))
+        else:
+            sec = a >> np.uint64(5)
+            key = np.unique((pos.astype(np.uint64) << np.uint64(_SECTOR_BITS)) | sec)
+            counts = np.bincount((key >> np.uint64(_SECTOR_BITS)).astype(np.int64), minlength=nw)
+            self.sectors.append(key & np.uint64((1 << _SECTOR_BITS) - 1))
+            self.mem_counts.append(counts)
+            self.bank_degree.append(np.zeros(nw, dtype=np.int16))
+        return np.arange(first, first + nw, dtype=np.int32)
+
+    # ------------------------------------------------------------ value classes
+
+    @staticmethod
+    def _value_class(reg: np.ndarray, local: np.ndarray, executed: np.ndarray) -> np.ndarray:
+        vals = reg[(local[:, None] * 32 + LANES)].astype(np.int64)
+        d = np.diff(vals, axis=1)
+        out = np.full(local.size, _CLASS["other"], dtype=np.int8)
+        lo, hi = d[:, :15], d[:, 16:]
+        for name, step in (("half_stride4", 4), ("half_stride1", 1), ("half_uniform", 0)):
+            out[((lo == step).all(axis=1)) & ((hi == step).all(axis=1))] = _CLASS[name]
+        for name, step in (("stride4", 4), ("stride1", 1), ("uniform", 0)):
+            out[(d == step).all(axis=1)] = _CLASS[name]
+        out[executed != np.uint32(0xFFFFFFFF)] = _CLASS["partial"]
+        return out
+
+    # ------------------------------------------------------------ result
+
+    def finish(self, opclasses: tuple[str, ...], meta: dict | None = None) -> Trace:
+        if self.rows:
+            counts = np.array([r[6] for r in self.rows], dtype=np.int64)
+            pc = np.repeat(np.array([r[0] for r in self.rows], dtype=np.int32), counts)
+            warp = np.concatenate([r[1] for r in self.rows]).astype(np.int32)
+            active = np.concatenate([r[2] for r in self.rows]).astype(np.uint32)
+            executed = np.concatenate([r[3] for r in self.rows]).astype(np.uint32)
+            mem = np.concatenate([r[4] if r[4] is not None else np.full(r[6], -1, dtype=np.int32)
+                                  for r in self.rows])
+            vclass = np.concatenate([r[5] if r[5] is not None else np.full(r[6], -1, dtype=np.int8)
+                                     for r in self.rows])
+        else:
+            pc = warp = mem = np.zeros(0, dtype=np.int32)
+            active = executed = np.zeros(0, dtype=np.uint32)
+            vclass = np.zeros(0, dtype=np.int8)
+        order = np.argsort(warp, kind="stable")
+        warp_sorted = warp[order]
+        offsets = np.searchsorted(warp_sorted, np.arange(self.n_warps + 1)).astype(np.int64)
+        counts_mem = np.concatenate(self.mem_counts) if self.mem_counts else np.zeros(0, dtype=np.int64)
+        sector_offsets = np.zeros(counts_mem.size + 1, dtype=np.int64)
+        np.cumsum(counts_mem, out=sector_offsets[1:])
+        return Trace(
+            kernel=self.fn.name, grid=self.grid, block=self.block, n_warps=self.n_warps,
+            warps_per_cta=self.warps_per_cta, pc=pc[order], warp=warp_sorted, active=active[order],
+            executed=executed[order], mem=mem[order], vclass=vclass[order], warp_offsets=offsets,
+            mem_space=np.concatenate(self.mem_space) if self.mem_space else np.zeros(0, dtype=np.int8),
+            mem_size=np.concatenate(self.mem_size) if self.mem_size else np.zeros(0, dtype=np.int16),
+            mem_sector_offsets=sector_offsets,
+            sectors=np.concatenate(self.sectors) if self.sectors else np.zeros(0, dtype=np.uint64),
+            mem_bank_degree=np.concatenate(self.bank_degree) if self.bank_degree else np.zeros(0, dtype=np.int16),
+            warp_cta=(np.arange(self.n_warps) // max(self.warps_per_cta, 1)).astype(np.int32),
+            opclasses=opclasses, meta=meta or {})

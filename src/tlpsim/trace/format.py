@@ -1,0 +1,140 @@
+"""The trace: the contract between the functional and the timing model.
+
+Columnar NumPy arrays, one row per executed warp instruction, sorted by warp and
+then by execution order, with `warp_offsets` (CSR) giving each warp's rows:
+
+* `pc` — static instruction index in the flattened kernel;
+* `active` — the SIMT active mask; `executed` — active lanes whose guard held;
+* `mem` — row into the memory table, or -1;
+* `vclass` — value-pattern class of the written register (VALUE_CLASSES), or -1.
+
+Memory table (one row per memory warp instruction): `mem_space` (SPACE_CODES),
+`mem_size` (bytes per lane), `mem_sector_offsets` (CSR into `sectors`, the
+distinct 32-byte sectors touched, for global/local/const/generic accesses) and
+`mem_bank_degree` (shared-memory bank-conflict degree: the most distinct 4-byte
+words any one bank must deliver; 1 = conflict-free).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+TRACE_FORMAT_VERSION = 1
+
+SPACE_CODES = {"global": 0, "shared": 1, "local": 2, "const": 3, "param": 4, "kparam": 5, "generic": 6}
+SPACE_NAMES = {v: k for k, v in SPACE_CODES.items()}
+VALUE_CLASSES = ("uniform", "stride1", "stride4", "half_uniform", "half_stride1", "half_stride4", "other", "partial")
+
+_ARRAYS = ("pc", "warp", "active", "executed", "mem", "vclass", "warp_offsets", "mem_space", "mem_size",
+           "mem_sector_offsets", "sectors", "mem_bank_degree", "warp_cta")
+
+
+@dataclass
+class Trace:
+    """A kernel launch's dynamic instruction stream, per warp."""
+
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    n_warps: int
+    warps_per_cta: int
+    pc: np.ndarray
+    warp: np.ndarray
+    active: np.ndarray
+    executed: np.ndarray
+    mem: np.ndarray
+    vclass: np.ndarray
+    warp_offsets: np.ndarray
+    mem_space: np.ndarray
+    mem_size: np.ndarray
+    mem_sector_offsets: np.ndarray
+    sectors: np.ndarray
+    mem_bank_degree: np.ndarray
+    warp_cta: np.ndarray
+    opclasses: tuple[str, ...] = ()          # opclass of each static instruction
+    meta: dict = field(default_factory=dict)
+
+    # ------------------------------------------------------------ totals
+
+    @property
+    def warp_instructions(self) -> int:
+        return int(self.pc.size)
+
+    @property
+    def thread_instructions(self) -> int:
+        """Sum of active lanes over all warp instructions (GPGPU-Sim's gpu_sim_insn)."""
+        return int(_popcount(self.active).sum())
+
+    @property
+    def executed_thread_instructions(self) -> int:
+        return int(_popcount(self.executed).sum())
+
+    def opclass_counts(self) -> dict[str, int]:
+        if not self.opclasses:
+            return {}
+        per_static = np.bincount(self.pc, minlength=len(self.opclasses))
+        out: dict[str, int] = {}
+        for cls, n in zip(self.opclasses, per_static.tolist()):
+            if n:
+                out[cls] = out.get(cls, 0) + n
+        return out
+
+    def warp_rows(self, w: int) -> slice:
+        return slice(int(self.warp_offsets[w]), int(self.warp_offsets[w + 1]))
+
+    def sectors_of(self, mem_row: int) -> np.ndarray:
+        return self.sectors[self.mem_sector_offsets[mem_row]: self.mem_sector_offsets[mem_row + 1]]
+
+    def summary(self) -> dict:
+        """Totals for reports: instruction mix, divergence, memory footprint and coalescing."""
+        n = max(self.warp_instructions, 1)
+        mem_rows = self.mem_space.size
+        global_like = np.isin(self.mem_space, [SPACE_CODES["global"], SPACE_CODES["generic"],
+                                               SPACE_CODES["local"], SPACE_CODES["const"]])
+        per_access = np.diff(self.mem_sector_offsets)[global_like] if mem_rows else np.zeros(0)
+        shared = self.mem_space == SPACE_CODES["shared"]
+        return {
+            "kernel": self.kernel,
+            "grid": list(self.grid),
+            "block": list(self.block),
+            "warps": self.n_warps,
+            "warp_instructions": self.warp_instructions,
+            "thread_instructions": self.thread_instructions,
+            "avg_active_lanes": self.thread_instructions / n,
+            "mix": self.opclass_counts(),
+            "memory_instructions": int(mem_rows),
+            "unique_sectors": int(np.unique(self.sectors).size),
+            "footprint_bytes": int(np.unique(self.sectors).size) * 32,
+            "avg_sectors_per_global_access": float(per_access.mean()) if per_access.size else 0.0,
+            "shared_accesses": int(shared.sum()),
+            "avg_shared_bank_degree": float(self.mem_bank_degree[shared].mean()) if shared.any() else 0.0,
+            "value_classes": {VALUE_CLASSES[k]: int(v) for k, v in
+                              enumerate(np.bincount(self.vclass[self.vclass >= 0], minlength=len(VALUE_CLASSES)))
+                              if v},
+        }
+
+    # ------------------------------------------------------------ (de)serialisation
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {k: getattr(self, k) for k in _ARRAYS}
+
+    @classmethod
+    def from_arrays(cls, header: dict, arrays: dict[str, np.ndarray]) -> "Trace":
+        return cls(kernel=header["kernel"], grid=tuple(header["grid"]), block=tuple(header["block"]),
+                   n_warps=int(header["n_warps"]), warps_per_cta=int(header["warps_per_cta"]),
+                   opclasses=tuple(header.get("opclasses", ())), meta=dict(header.get("meta", {})),
+                   **{k: arrays[k] for k in _ARRAYS})
+
+    def header(self) -> dict:
+        return {"kernel": self.kernel, "grid": list(self.grid), "block": list(self.block), "n_warps": self.n_warps,
+                "warps_per_cta": self.warps_per_cta, "opclasses": list(self.opclasses), "meta": self.meta}
+
+
+def _popcount(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.uint32)
+    x = x - ((x >> 1) & 0x55555555)
+    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F
+    return ((x * np.uint32(0x01010101)) & 0xFFFFFFFF) >> 24
