@@ -25,7 +25,15 @@ from tlpsim.functional.host import (  # noqa: E402
     zeros_like,
 )
 
+# NumPy dtypes under CuPy's names (cp.float32, ...)
+from numpy import (  # noqa: E402
+    bool_, complex64, complex128, float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32,
+    uint64,
+)
+
 __all__ = [
+    "bool_", "complex64", "complex128", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
+    "uint8", "uint16", "uint32", "uint64",
     "Device", "LaunchRecord", "RawKernel", "RawModule", "Stream", "arange", "array", "asarray", "asnumpy", "cuda",
     "empty", "empty_like", "full", "ndarray", "ones", "zeros", "zeros_like", "KernelError", "TlpsimError",
 ]

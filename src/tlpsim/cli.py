@@ -114,6 +114,80 @@ def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool
         click.echo(f"CFG written to {cfg_path}")
 
 
+@main.command("run")
+@click.argument("workload")
+@click.option("--size", default="small", show_default=True, type=click.Choice(["tiny", "small", "paper"]))
+@click.option("--mode", default="functional", show_default=True, type=click.Choice(["functional", "timing"]))
+@click.option("--seed", default=1, show_default=True, help="Seed of the generated inputs.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result record as JSON.")
+@_friendly
+def run_cmd(workload: str, size: str, mode: str, seed: int, as_json: bool) -> None:
+    """Run a built-in workload, verify its output against NumPy, and report."""
+    import tlpsim
+    from tlpsim.workloads.registry import get_workload
+
+    wl = get_workload(workload)
+    if mode == "timing":
+        raise tlpsim.TlpsimError("the timing model is not available yet; use --mode functional")
+    with tlpsim.Device(mode=mode):
+        result = wl.execute(size, seed)
+    rows = []
+    for k, rec in enumerate(result.launches):
+        rate = rec.thread_instructions / rec.wall_seconds / 1e6 if rec.wall_seconds else 0.0
+        rows.append({"launch": k, "kernel": rec.kernel, "grid": list(rec.grid), "block": list(rec.block),
+                     "registers": rec.resources.registers if rec.resources else None,
+                     "shared_bytes": (rec.resources.shared_bytes if rec.resources else 0) + rec.shared_mem,
+                     "warp_instructions": rec.warp_instructions, "thread_instructions": rec.thread_instructions,
+                     "wall_seconds": round(rec.wall_seconds, 4), "mthread_inst_per_s": round(rate, 2)})
+    checks = [{"name": c.name, "ok": c.ok, "max_error": c.max_error, "tolerance": c.tolerance}
+              for c in result.checks]
+    if as_json:
+        click.echo(json.dumps({"workload": workload, "size": size, "mode": mode, "seed": seed,
+                               "verified": result.verified, "launches": rows, "checks": checks,
+                               "wall_seconds": result.wall_seconds}, indent=2))
+    else:
+        click.echo(f"workload {workload} ({wl.description}); size {size}; {mode} mode")
+        _table(("#", "kernel", "grid", "block", "regs", "smem B", "warp insts", "thread insts", "wall s",
+                "M thr-inst/s"),
+               [[r["launch"], r["kernel"], "x".join(map(str, r["grid"])), "x".join(map(str, r["block"])),
+                 r["registers"], r["shared_bytes"], r["warp_instructions"], r["thread_instructions"],
+                 r["wall_seconds"], r["mthread_inst_per_s"]] for r in rows])
+        for c in checks:
+            click.echo(f"verify {c['name']}: {'OK' if c['ok'] else 'FAILED'} "
+                       f"(max error {c['max_error']:.3g}, tolerance {c['tolerance']:.3g})")
+        click.echo(f"total wall time {result.wall_seconds:.2f} s")
+    if not result.verified:
+        sys.exit(1)
+
+
+@main.command("trace")
+@click.argument("workload")
+@click.option("--size", default="tiny", show_default=True, type=click.Choice(["tiny", "small", "paper"]))
+@click.option("--json", "as_json", is_flag=True)
+@_friendly
+def trace_cmd(workload: str, size: str, as_json: bool) -> None:
+    """Summarise the traces of a workload's launches: mix, divergence, memory."""
+    import tlpsim
+    from tlpsim.workloads.registry import get_workload
+
+    with tlpsim.Device():
+        result = get_workload(workload).execute(size)
+    summaries = [rec.trace.summary() for rec in result.launches if rec.trace is not None]
+    if as_json:
+        click.echo(json.dumps(summaries, indent=2))
+        return
+    for s in summaries:
+        click.echo(f"kernel {s['kernel']}  grid {s['grid']}  block {s['block']}  warps {s['warps']}")
+        click.echo(f"  warp instructions {s['warp_instructions']}, thread instructions {s['thread_instructions']}, "
+                   f"avg active lanes {s['avg_active_lanes']:.1f}/32")
+        n = sum(s["mix"].values()) or 1
+        click.echo("  mix: " + ", ".join(f"{k} {100 * v / n:.0f}%" for k, v in
+                                         sorted(s["mix"].items(), key=lambda kv: -kv[1])))
+        click.echo(f"  memory: {s['memory_instructions']} warp accesses, footprint {s['footprint_bytes']} B, "
+                   f"{s['avg_sectors_per_global_access']:.2f} sectors/global access, "
+                   f"shared bank-conflict degree {s['avg_shared_bank_degree']:.2f}")
+
+
 def _table(heads, rows) -> None:
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h)) for i, h in enumerate(heads)]
     click.echo("  ".join(str(h).ljust(w) for h, w in zip(heads, widths)))

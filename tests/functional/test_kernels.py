@@ -195,3 +195,10 @@ def test_streams_recorded(dev):
     k((1,), (32,), (a,), stream=s2)
     assert dev.launches[-2].stream == s1.id and dev.launches[-1].stream == s2.id != s1.id
     np.testing.assert_array_equal(a.get(), np.full(32, 2))
+
+
+def test_cupy_style_example_runs_unchanged():
+    import runpy
+    from pathlib import Path
+
+    runpy.run_path(str(Path(__file__).resolve().parents[2] / "examples" / "cupy_rawmodule.py"), run_name="__main__")

@@ -46,7 +46,7 @@ class _Warps:
     """idx grouped by warp: `starts` of each warp's run in idx, `gid` (the run of
     each element), `lane` (int64) and `bit` (uint32 1 << lane)."""
 
-    __slots__ = ("n", "starts", "gid", "lane", "bit")
+    __slots__ = ("bit", "gid", "lane", "n", "starts")
 
     def __init__(self, idx: np.ndarray) -> None:
         self.n = n = idx.size
@@ -132,7 +132,7 @@ def build_shfl(ins: Instruction, oc):
 
     def run(st, idx):
         if idx.size == 0:
-            return None
+            return
         lane = idx & 31
         bval = np.asarray(read_b(st, idx)).astype(np.int64) & 31
         c = np.asarray(read_c(st, idx)).astype(np.int64)
@@ -156,7 +156,6 @@ def build_shfl(ins: Instruction, oc):
         write_d(st, idx, d)
         if write_p is not None:
             write_p(st, idx, np.broadcast_to(pval, idx.shape))
-        return None
     return run
 
 
@@ -178,14 +177,14 @@ def build_vote(ins: Instruction, oc):
 
     def run(st, idx):
         if idx.size == 0:
-            return None
+            return
         ws = _Warps(idx)
         a = _full(read_a(st, idx), idx.size, bool)
         part = part_of(st, idx, ws)
         yes = a if part is None else a & part
         if mode == "ballot":
             write_d(st, idx, ws.mask(yes))
-            return None
+            return
         ones = ws.mask(yes) != 0
         no = ~a if part is None else ~a & part
         zeros = ws.mask(no) != 0
@@ -196,7 +195,6 @@ def build_vote(ins: Instruction, oc):
         else:
             d = ~(ones & zeros)
         write_d(st, idx, d)
-        return None
     return run
 
 
@@ -222,7 +220,7 @@ def build_match(ins: Instruction, oc):
 
     def run(st, idx):
         if idx.size == 0:
-            return None
+            return
         ws = _Warps(idx)
         a = _full(read_a(st, idx), idx.size, vdt)
         part = part_of(st, idx, ws)
@@ -233,7 +231,7 @@ def build_match(ins: Instruction, oc):
             write_d(st, idx, np.where(same, ws.mask(part), _U32(0)))
             if write_p is not None:
                 write_p(st, idx, same)
-            return None
+            return
         # match.any: sort by (warp, value); OR the lane bits over each run of equal keys
         order = np.lexsort((a, ws.gid))
         sa, sg = a[order], ws.gid[order]
@@ -246,7 +244,6 @@ def build_match(ins: Instruction, oc):
         d = np.empty(idx.size, dtype=_U32)
         d[order] = np.bitwise_or.reduceat(bits[order], starts)[run_of]
         write_d(st, idx, d)
-        return None
     return run
 
 
@@ -293,7 +290,7 @@ def build_redux(ins: Instruction, oc):
 
     def run(st, idx):
         if idx.size == 0:
-            return None
+            return
         ws = _Warps(idx)
         a = _full(read_a(st, idx), idx.size, vdt)
         part = part_of(st, idx, ws)
@@ -304,7 +301,6 @@ def build_redux(ins: Instruction, oc):
         else:
             d = ws.reduce(ufunc, a)
         write_d(st, idx, d)
-        return None
     return run
 
 
@@ -321,7 +317,7 @@ def _build_redux_f32(ins: Instruction, oc, op: str):
 
     def run(st, idx):
         if idx.size == 0:
-            return None
+            return
         ws = _Warps(idx)
         bits = _full(read_a(st, idx), idx.size, np.float32).view(np.uint32)
         if use_abs:
@@ -339,7 +335,6 @@ def _build_redux_f32(ins: Instruction, oc, op: str):
         n_nan = ws.reduce(np.add, nan_in.astype(np.int64))
         canon = (n_nan > 0) if nan_wins else (n_real == 0)
         write_d(st, idx, np.where(canon, _CANONICAL_NAN, out))
-        return None
     return run
 
 
@@ -357,7 +352,6 @@ def build_activemask(ins: Instruction, oc):
     def run(st, idx):
         if idx.size:
             write_d(st, idx, _Warps(idx).mask(None))
-        return None
     return run
 
 
@@ -375,7 +369,7 @@ def build_elect(ins: Instruction, oc):
 
     def run(st, idx):
         if idx.size == 0:
-            return None
+            return
         ws = _Warps(idx)
         part = part_of(st, idx, ws)
         lanes = ws.lane if part is None else np.where(part, ws.lane, 32)
@@ -383,5 +377,4 @@ def build_elect(ins: Instruction, oc):
         if write_d is not None:
             write_d(st, idx, np.where(leader < 32, leader, 0).astype(np.uint32))
         write_p(st, idx, ws.lane == leader)
-        return None
     return run

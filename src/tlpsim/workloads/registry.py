@@ -1,0 +1,121 @@
+"""The built-in workload registry: each workload is CUDA C source, a host driver
+using the CuPy-compatible API, a NumPy reference and a verification tolerance,
+at three input sizes (tiny, small, paper), with inputs generated from a seed."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from tlpsim.errors import TlpsimError
+
+SIZES = ("tiny", "small", "paper")
+KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
+
+
+@dataclass
+class Check:
+    """Outcome of comparing a device result with its reference."""
+
+    name: str
+    ok: bool
+    max_error: float
+    tolerance: float
+
+
+@dataclass
+class WorkloadResult:
+    workload: str
+    size: str
+    checks: list[Check] = field(default_factory=list)
+    launches: list = field(default_factory=list)
+    wall_seconds: float = 0.0
+
+    @property
+    def verified(self) -> bool:
+        return all(c.ok for c in self.checks) and bool(self.checks)
+
+
+@dataclass
+class Workload:
+    """A registered workload: `run(size, rng) -> list[Check]` drives the device."""
+
+    name: str
+    description: str
+    source: str                      # file name under workloads/kernels
+    run: Callable[[str, np.random.Generator], list[Check]]
+    stands_for: tuple[str, ...] = ()  # benchmark names in the papers this one stands in for
+    traits: tuple[str, ...] = ()      # e.g. "2d-grid", "divergent", "cache-sensitive", "multi-kernel"
+
+    @property
+    def source_path(self) -> Path:
+        return KERNEL_DIR / self.source
+
+    def execute(self, size: str = "small", seed: int = 1) -> WorkloadResult:
+        from tlpsim.functional.host import Device
+
+        if size not in SIZES:
+            raise TlpsimError(f"unknown size {size!r}; choose one of {', '.join(SIZES)}")
+        dev = Device.current()
+        first = len(dev.launches)
+        t0 = time.perf_counter()
+        checks = self.run(size, np.random.default_rng(seed))
+        return WorkloadResult(self.name, size, checks, dev.launches[first:], time.perf_counter() - t0)
+
+
+WORKLOADS: dict[str, Workload] = {}
+
+
+def register(name: str, description: str, source: str, *, stands_for=(), traits=()):
+    """Decorator registering a driver function `run(size, rng) -> list[Check]`."""
+
+    def deco(fn):
+        if name in WORKLOADS:
+            raise RuntimeError(f"workload {name!r} registered twice")
+        WORKLOADS[name] = Workload(name, description, source, fn, tuple(stands_for), tuple(traits))
+        return fn
+
+    return deco
+
+
+def load_workloads() -> dict[str, Workload]:
+    from tlpsim import workloads
+
+    for mod in pkgutil.iter_modules(workloads.__path__):
+        if mod.name not in ("registry",):
+            importlib.import_module(f"tlpsim.workloads.{mod.name}")
+    return WORKLOADS
+
+
+def get_workload(name: str) -> Workload:
+    table = load_workloads()
+    if name not in table:
+        raise TlpsimError(f"unknown workload {name!r}; available: {', '.join(sorted(table))}")
+    return table[name]
+
+
+def compare(name: str, got: np.ndarray, ref: np.ndarray, rtol: float = 0.0, atol: float = 0.0) -> Check:
+    """Check `got` against `ref`; the reported error is max |got-ref| / (atol + rtol*|ref|) style."""
+    got = np.asarray(got)
+    ref = np.asarray(ref)
+    if got.shape != ref.shape:
+        return Check(name, False, float("inf"), rtol or atol)
+    if got.dtype.kind in "iub" and ref.dtype.kind in "iub" and rtol == 0 and atol == 0:
+        diff = np.abs(got.astype(np.int64) - ref.astype(np.int64))
+        return Check(name, bool((diff == 0).all()), float(diff.max() if diff.size else 0), 0.0)
+    g = got.astype(np.float64)
+    r = ref.astype(np.float64)
+    err = np.abs(g - r)
+    ok = bool(np.all(err <= atol + rtol * np.abs(r)) and not np.isnan(g).any() or np.array_equal(g, r, equal_nan=True))
+    rel = err / np.maximum(np.abs(r), 1e-30)
+    return Check(name, ok, float(rel.max() if rel.size else 0.0), rtol or atol)
+
+
+def kernel_source(workload_source: str) -> str:
+    return (KERNEL_DIR / workload_source).read_text()
