@@ -362,8 +362,8 @@ class FunctionBodyParser:
             base_text = inner[:k].strip()
         if not base_text:
             raise self.p.error(f"empty address '[{inner}]'", pos)
-        if base_text[0] == "%":
-            reg = self._register(base_text, pos)
+        if base_text[0] == "%" or self._resolve(base_text) in self.reg_names:
+            reg = self._register(base_text, pos) if base_text[0] == "%" else Reg(self._resolve(base_text))
             if not isinstance(reg, Reg):
                 raise self.p.error(f"special register used as an address: '[{inner}]'", pos)
             return Address(reg, offset)

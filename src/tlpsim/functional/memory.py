@@ -112,6 +112,14 @@ class DeviceMemory:
         off = addresses.astype(np.int64, copy=False) - GLOBAL_BASE
         if off.size == 0:
             return off
+        # fast path: every lane inside the allocation holding the lowest address
+        lo, hi = int(off.min()), int(off.max())
+        k0 = int(np.searchsorted(self._starts_np, lo, side="right")) - 1
+        if k0 >= 0 and lo >= 0 and hi + size <= self._ends_np[k0]:
+            if size > 1 and ((off & (size - 1)) != 0).any():
+                lane = int(np.argmax((off & (size - 1)) != 0))
+                raise MemoryFault(lane, int(addresses[lane]), f"misaligned {size}-byte access", space)
+            return off
         k = np.searchsorted(self._starts_np, off, side="right") - 1
         ok = (k >= 0) & (off >= 0)
         kk = np.maximum(k, 0)

@@ -112,12 +112,17 @@ class ChunkState:
             "nwarpid": 64, "nsmid": max(n_sms, 1), "gridid": 0,
             "dynamic_smem_size": 0, "total_smem_size": shared_bytes,
         }
+        # sizes bound the accesses; strides are padded so every CTA's/thread's window
+        # starts 16-byte aligned and typed views of the buffers stay aligned
         self.shared_bytes = shared_bytes
         self.local_bytes = local_bytes
         self.param_frame_bytes = param_frame_bytes
-        self.shared = np.zeros(_pad16(self.n_ctas * shared_bytes), dtype=np.uint8)
-        self.local = np.zeros(_pad16(n * local_bytes), dtype=np.uint8)
-        self.param_frame = np.zeros(_pad16(n * param_frame_bytes), dtype=np.uint8)
+        self.shared_stride = _pad16(shared_bytes)
+        self.local_stride = _pad16(local_bytes)
+        self.param_stride = _pad16(param_frame_bytes)
+        self.shared = np.zeros(self.n_ctas * self.shared_stride, dtype=np.uint8)
+        self.local = np.zeros(n * self.local_stride, dtype=np.uint8)
+        self.param_frame = np.zeros(n * self.param_stride, dtype=np.uint8)
         self.clock = 0  # advanced by the engine; read by %clock/%clock64
 
     # ---------------------------------------------------------- memory
@@ -151,11 +156,11 @@ class ChunkState:
     def _window_offsets(self, addrs: np.ndarray, size: int, idx: np.ndarray, space: str) -> np.ndarray:
         a = addrs.astype(np.int64, copy=False)
         if space == "shared":
-            limit, base = self.shared_bytes, self.thread_cta[idx] * self.shared_bytes
+            limit, base = self.shared_bytes, self.thread_cta[idx] * self.shared_stride
         elif space == "local":
-            limit, base = self.local_bytes, idx.astype(np.int64) * self.local_bytes
+            limit, base = self.local_bytes, idx.astype(np.int64) * self.local_stride
         else:
-            limit, base = self.param_frame_bytes, idx.astype(np.int64) * self.param_frame_bytes
+            limit, base = self.param_frame_bytes, idx.astype(np.int64) * self.param_stride
         bad = (a < 0) | (a + size > limit)
         if bad.any():
             lane = int(np.argmax(bad))
