@@ -104,6 +104,17 @@ class ChunkRunner:
             return
         self._finish(w)
 
+    def _finish_many(self, warps: np.ndarray) -> None:
+        """Retire warps with empty SIMT stacks (the common end of a kernel)."""
+        if warps.size == 0:
+            return
+        self.mask[warps] = 0
+        ctas = warps // self.wpc
+        np.subtract.at(self.live, ctas, 1)
+        if self.waiting:
+            for cta in np.unique(ctas).tolist():
+                self._check_barriers(cta)
+
     def _finish(self, w: int) -> None:
         self.mask[w] = 0
         self.stacks.pop(w, None)
@@ -243,8 +254,14 @@ class ChunkRunner:
         self.mask[warps] = rest
         cont = rest != 0
         self.move(warps[cont], pc + 1)
-        for w in warps[~cont].tolist():
-            self._pop(w)
+        done = warps[~cont]
+        if done.size:
+            stacked = np.array([bool(self.stacks.get(w)) for w in done.tolist()]) if self.stacks else None
+            if stacked is not None and stacked.any():
+                for w in done[stacked].tolist():
+                    self._pop(w)
+                done = done[~stacked]
+            self._finish_many(done)
 
     # ------------------------------------------------------------ barriers
 

@@ -32,6 +32,7 @@ class TraceRecorder:
         self.bank_degree: list[np.ndarray] = []
         self.n_mem = 0
         self.warp_base = 0
+        self._inverse = np.zeros(0, dtype=np.int64)
         n = len(fn.instructions)
         self.space_code = np.full(n, -1, dtype=np.int8)
         self.access_size = np.zeros(n, dtype=np.int64)
@@ -71,9 +72,11 @@ class TraceRecorder:
         local = warps - self.warp_base
         if nw == 1:
             pos = np.zeros(eidx.size, dtype=np.int64)
-        else:
-            sorter = np.argsort(local, kind="stable")
-            pos = sorter[np.searchsorted(local, eidx >> 5, sorter=sorter)]
+        else:  # position of each lane's warp in `warps`, by an inverse map (O(lanes))
+            if self._inverse.size <= int(local.max()):
+                self._inverse = np.zeros(int(local.max()) + 1, dtype=np.int64)
+            self._inverse[local] = np.arange(nw, dtype=np.int64)
+            pos = self._inverse[eidx >> 5]
         size = int(self.access_size[pc])
         first = self.n_mem
         self.n_mem += nw
@@ -97,8 +100,14 @@ class TraceRecorder:
             self.bank_degree.append(degree)
             self.mem_counts.append(np.zeros(nw, dtype=np.int64))
         else:
-            sec = a >> np.uint64(5)
-            key = np.unique((pos.astype(np.uint64) << np.uint64(_SECTOR_BITS)) | sec)
+            key = (pos.astype(np.uint64) << np.uint64(_SECTOR_BITS)) | (a >> np.uint64(5))
+            if key.size > 1 and not (key[1:] >= key[:-1]).all():
+                key = np.sort(key)  # lanes out of address order: sort so duplicates are adjacent
+            if key.size:
+                new = np.empty(key.size, dtype=bool)
+                new[0] = True
+                np.not_equal(key[1:], key[:-1], out=new[1:])
+                key = key[new]
             counts = np.bincount((key >> np.uint64(_SECTOR_BITS)).astype(np.int64), minlength=nw)
             self.sectors.append(key & np.uint64((1 << _SECTOR_BITS) - 1))
             self.mem_counts.append(counts)
@@ -109,14 +118,20 @@ class TraceRecorder:
 
     @staticmethod
     def _value_class(reg: np.ndarray, local: np.ndarray, executed: np.ndarray) -> np.ndarray:
-        vals = reg[(local[:, None] * 32 + LANES)].astype(np.int64)
-        d = np.diff(vals, axis=1)
-        out = np.full(local.size, _CLASS["other"], dtype=np.int8)
+        """RegLess compressibility class per warp: a stride (0, 1 or 4) over the warp, or
+        over each half-warp with the same stride; differences wrap at 32 bits."""
+        vals = reg.reshape(-1, 32)[local].view(np.int32)
+        d = vals[:, 1:] - vals[:, :-1]
+        step = d[:, 0]
         lo, hi = d[:, :15], d[:, 16:]
-        for name, step in (("half_stride4", 4), ("half_stride1", 1), ("half_uniform", 0)):
-            out[((lo == step).all(axis=1)) & ((hi == step).all(axis=1))] = _CLASS[name]
-        for name, step in (("stride4", 4), ("stride1", 1), ("uniform", 0)):
-            out[(d == step).all(axis=1)] = _CLASS[name]
+        half = (lo == step[:, None]).all(axis=1) & (hi == step[:, None]).all(axis=1)
+        whole = half & (d[:, 15] == step)
+        out = np.full(local.size, _CLASS["other"], dtype=np.int8)
+        for k, (w_name, h_name) in {0: ("uniform", "half_uniform"), 1: ("stride1", "half_stride1"),
+                                    4: ("stride4", "half_stride4")}.items():
+            is_k = step == k
+            out[half & is_k] = _CLASS[h_name]
+            out[whole & is_k] = _CLASS[w_name]
         out[executed != np.uint32(0xFFFFFFFF)] = _CLASS["partial"]
         return out
 
