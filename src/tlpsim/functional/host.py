@@ -57,7 +57,7 @@ class Device:
 
     def __init__(self, config: Any = None, mode: str = "functional", *, trace: bool = True,
                  budget: int | None = DEFAULT_BUDGET, arch: str = "sm_80", value_classes: bool = True,
-                 chunk_threads: int | None = None) -> None:
+                 chunk_threads: int | None = None, maxrregcount: int | None = None) -> None:
         if mode not in ("functional", "timing"):
             raise TlpsimError(f"Device mode must be 'functional' or 'timing', not {mode!r}")
         self.config = config
@@ -65,6 +65,7 @@ class Device:
         self.trace = trace or mode == "timing"
         self.budget = budget
         self.arch = arch
+        self.maxrregcount = maxrregcount  # e.g. 63 for Fermi-era presets
         self.value_classes = value_classes
         self.chunk_threads = chunk_threads or int(os.environ.get("TLPSIM_CHUNK_THREADS", 1 << 16))
         self.memory = DeviceMemory()
@@ -289,8 +290,9 @@ class RawModule:
                                                                 "-std=c++14", "--std=c++17", "-std=c++17"))
         from pathlib import Path
 
+        dev = Device.current()
         self.program: Program = load_program(Path(path) if path is not None else code,
-                                             arch=arch or Device.current().arch, maxrregcount=maxrregcount,
+                                             arch=arch or dev.arch, maxrregcount=maxrregcount or dev.maxrregcount,
                                              options=self.options)
 
     def get_function(self, name: str) -> "RawKernel":

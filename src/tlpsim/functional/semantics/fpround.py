@@ -479,10 +479,20 @@ def fma32(a, b, c, mode: str):
     # binary32 subnormal range): redo those lanes with round-to-odd
     bits = s.view(U64_)
     sus = ((bits & _M29) == _MID29) | (((bits & _ABS64) - U64_(1)) < _TINY32_BITS)
-    if np.count_nonzero(sus):
+    k = np.count_nonzero(sus)
+    if not k:
+        return y
+    if k * 8 > s.size:  # many candidates (short products): keep only the inexact sums
+        e = two_sum_err(p, np.asarray(c, F64_), s)
+        sus &= e != 0
+        if not np.count_nonzero(sus):
+            return y
         i = np.nonzero(sus)[0]
-        pi = np.broadcast_to(p, s.shape)[i]
-        ci = np.broadcast_to(c, s.shape)[i].astype(F64_)
-        si = s[i]
-        y[i] = round_odd(si, two_sum_err(pi, ci, si))[0].astype(np.float32)
+        y[i] = round_odd(s[i], e[i])[0].astype(np.float32)
+        return y
+    i = np.nonzero(sus)[0]
+    pi = np.broadcast_to(p, s.shape)[i]
+    ci = np.broadcast_to(c, s.shape)[i].astype(F64_)
+    si = s[i]
+    y[i] = round_odd(si, two_sum_err(pi, ci, si))[0].astype(np.float32)
     return y
