@@ -192,7 +192,7 @@ def test_int_to_float(run_ptx, at):
 
 
 def float_values(at, n=150):
-    p, emin, emax = FMT[at]
+    p = FMT[at][0]
     m = rng.integers(1, 1 << p, n).astype(np.float64)
     e = np.concatenate([rng.integers(-40, 40, n // 2), rng.integers(-160, -120, n // 4),
                         rng.integers(-30, 20, n // 8), rng.integers(100, 130, n - n // 2 - n // 4 - n // 8)])
@@ -228,6 +228,9 @@ def test_widening_same_type_and_sat(run_ptx):
         src = encode(vals, at) if at != "bf16" else np.array([bf16_bits(v) for v in vals], np.uint16)
         got = as_float(cvt(run_ptx, f"cvt.{dt}.{at}", [src], at, dt), dt)
         assert all(same(g, x) for g, x in zip(got, vals)), (at, dt)
+    b = np.array([0x0001, 0x8040, 0x3F80], np.uint16)  # bf16 subnormals are f32 subnormals
+    got = cvt(run_ptx, "cvt.ftz.f32.bf16", [b], "bf16", "f32").view(np.float32)
+    assert [same(g, w) for g, w in zip(got, [0.0, -0.0, 1.0])] == [True] * 3
     sub = np.array([1e-40, -1e-40, 2.5, -0.0], np.float32)
     got = cvt(run_ptx, "cvt.ftz.f64.f32", [sub], "f32", "f64").view(np.float64)
     assert [same(g, w) for g, w in zip(got, [0.0, -0.0, 2.5, -0.0])] == [True] * 4

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 TYPE_MODS = frozenset(
     "b8 b16 b32 b64 b128 u8 u16 u32 u64 s8 s16 s32 s64 f16 f16x2 bf16 bf16x2 "
-    "f32 f64 pred tf32 e4m3 e5m2 e4m3x2 e5m2x2 e2m1x2 e2m3x2 e3m2x2 ue8m0x2 s2f6x2 u4 s4".split()
+    "f32 f32x2 f64 pred tf32 e4m3 e5m2 e4m3x2 e5m2x2 e2m1x2 e2m3x2 e3m2x2 ue8m0x2 s2f6x2 u4 s4".split()
 )
 
 # Modifier spelling -> canonical state space.

@@ -37,7 +37,7 @@ VALUE = {
     "f32": np.dtype(np.float32), "f16x2": np.dtype(np.uint32), "bf16x2": np.dtype(np.uint32),
     "tf32": np.dtype(np.uint32),
     "b64": np.dtype(np.uint64), "u64": np.dtype(np.uint64), "s64": np.dtype(np.int64),
-    "f64": np.dtype(np.float64),
+    "f64": np.dtype(np.float64), "f32x2": np.dtype(np.uint64),
 }
 
 UNSIGNED_OF_SIZE = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}

@@ -84,20 +84,7 @@ class TraceRecorder:
         self.mem_size.append(np.full(nw, size, dtype=np.int16))
         a = addrs.astype(np.uint64, copy=False)
         if code == SPACE_CODES["shared"]:
-            words = a >> np.uint64(2)
-            if size > 4:
-                words = (words[:, None] + np.arange(size // 4, dtype=np.uint64)).ravel()
-                p = np.repeat(pos, size // 4)
-            else:
-                p = pos
-            key = np.unique((p.astype(np.uint64) << np.uint64(_SECTOR_BITS)) | words)
-            wpos = (key >> np.uint64(_SECTOR_BITS)).astype(np.int64)
-            bank = (key & np.uint64(31)).astype(np.int64)
-            per_bank = np.bincount(wpos * 32 + bank, minlength=nw * 32).reshape(nw, 32)
-            degree = per_bank.max(axis=1).astype(np.int16)
-            if size > 4:  # wide accesses are served in size/4 phases at best
-                degree = np.maximum(degree, np.int16(1))
-            self.bank_degree.append(degree)
+            self.bank_degree.append(self._bank_degree(a, pos, nw, size, eidx.size == nw * 32))
             self.mem_counts.append(np.zeros(nw, dtype=np.int64))
         else:
             key = (pos.astype(np.uint64) << np.uint64(_SECTOR_BITS)) | (a >> np.uint64(5))
@@ -113,6 +100,38 @@ class TraceRecorder:
             self.mem_counts.append(counts)
             self.bank_degree.append(np.zeros(nw, dtype=np.int16))
         return np.arange(first, first + nw, dtype=np.int32)
+
+    @staticmethod
+    def _bank_degree(a: np.ndarray, pos: np.ndarray, nw: int, size: int, full: bool) -> np.ndarray:
+        """Per warp, the most distinct 4-byte words any one of the 32 banks must
+        deliver (same word = broadcast). Rows of (warp, lane-words) are sorted in C,
+        so this is O(lanes) Python-side."""
+        k = max(size // 4, 1)
+        words = a >> np.uint64(2)
+        if k > 1:
+            words = (words[:, None] + np.arange(k, dtype=np.uint64)).ravel()
+        if full:
+            mat = words.reshape(nw, 32 * k)
+        else:  # pad inactive lanes with a copy of a lane of the same warp (a broadcast: no extra word)
+            lane_pos = np.repeat(pos, k)
+            counts = np.bincount(lane_pos, minlength=nw)
+            width = int(counts.max()) if counts.size else 1
+            starts = np.zeros(nw, dtype=np.int64)
+            np.cumsum(counts[:-1], out=starts[1:])
+            col = np.arange(lane_pos.size) - starts[lane_pos]
+            mat = np.empty((nw, max(width, 1)), dtype=np.uint64)
+            first = np.zeros(nw, dtype=np.uint64)
+            has = counts > 0
+            first[has] = words[starts[has]]
+            mat[:] = first[:, None]
+            mat[lane_pos, col] = words
+        mat = np.sort(mat, axis=1)
+        distinct = np.ones(mat.shape, dtype=bool)
+        np.not_equal(mat[:, 1:], mat[:, :-1], out=distinct[:, 1:])
+        rows = np.broadcast_to(np.arange(nw)[:, None], mat.shape)
+        bank = (mat & np.uint64(31)).astype(np.int64)
+        per_bank = np.bincount((rows * 32 + bank)[distinct], minlength=nw * 32).reshape(nw, 32)
+        return per_bank.max(axis=1).astype(np.int16)
 
     # ------------------------------------------------------------ value classes
 

@@ -13,8 +13,9 @@ the packed .f16x2/.bf16x2 destinations from two .f32 sources).
 * float -> same float with .rni/.rzi/.rmi/.rpi rounds to an integral value; widening
   float conversions are exact.
 * .ftz flushes .f32 inputs and results; .sat clamps float results to [0.0, 1.0] (NaN
-  and -0.0 -> +0.0); .relu makes negative results +0.0 and NaN the canonical NaN;
-  .satfinite turns infinite results into the largest finite value (NaN stays NaN).
+  and -0.0 -> +0.0); .relu makes negative results +0.0 (-0.0 kept) and NaN the
+  canonical NaN; .satfinite turns infinite results into the largest finite value (NaN
+  stays NaN).
 
 Not implemented (UnsupportedPTX at build time): .rs stochastic rounding, .scaled, the
 fp8/fp6/fp4 (e4m3, e5m2, e2m1, ...) and ue8m0 formats, cvt.pack to .u2/.s2 (.u4/.s4
@@ -229,6 +230,8 @@ def _float_to_float(ins, oc, dt, at, irnd, frnd, ftz, sat, relu, satfin):
         if frnd:
             raise oc.unsupported(ins, "floating-point rounding on an exact (widening) conversion")
         target = np.dtype(np.float32 if dt == "f32" else F64)
+        if flush_out:  # cvt.ftz.f32.bf16: bf16 subnormals are f32 subnormals
+            return lambda x: fin(flush(to64(x).astype(target), "f32"))
         return lambda x: fin(to64(x).astype(target))
     if not frnd:
         raise oc.unsupported(ins, "narrowing float conversion without a rounding modifier")

@@ -19,8 +19,16 @@ rounding of the exact (binary64) result, always within the documented bound;
 div.approx.f32 is computed as a * rcp(b) with the reciprocal flushed to zero when it
 is subnormal (reproducing the documented 2**126 < |b| < 2**128 behaviour);
 rcp/rsqrt.approx.ftz.f64 truncate the binary64 result of the upper 32 input bits to
-its upper 32 bits. .sat maps NaN and -0.0 to +0.0. .ftz flushes inputs, then results
-after rounding.
+its upper 32 bits. .sat maps NaN and -0.0 to +0.0; .relu maps negative results to +0.0
+(-0.0 is kept) and NaN to the canonical NaN. .ftz flushes inputs, then results after
+rounding (a result that rounds up to the smallest normal number is kept). Legacy
+mad.f32/mad.f64 without a rounding modifier mean .rn (PTX ISA errata); the sm_1x
+truncating mad.f32 is not modelled.
+
+Not implemented (UnsupportedPTX): fma .oob, f16/bf16 rounding other than .rn, float
+literals for packed operands. The .f32x2 forms are implemented here but only reachable
+once the opcode table knows .f32x2 as a type (the integer family dispatches shared
+opcodes on the instruction type).
 """
 
 from __future__ import annotations
@@ -29,8 +37,8 @@ import numpy as np
 
 from tlpsim.errors import UnsupportedPTX
 from tlpsim.frontend.ir import Imm, Reg
-from tlpsim.functional.semantics import semantic
 from tlpsim.functional.semantics import fpround as fr
+from tlpsim.functional.semantics import semantic
 
 F32, F64, F16 = np.float32, np.float64, np.float16
 FLOAT_TYPES = ("f32", "f64", "f16", "bf16", "f16x2", "bf16x2", "f32x2")
@@ -80,7 +88,7 @@ def reader(oc, op, t: str, array: bool = False):
     raw uint16 bits for bf16, the flattened element pairs of packed types). With
     `array`, immediates are broadcast to len(idx) (for code that indexes or views)."""
     if t in PACKED:
-        et, vdt, ct = PACKED[t]
+        _, vdt, ct = PACKED[t]
         if isinstance(op, Imm) and op.is_float:
             raise UnsupportedPTX(f"float literal {op} for packed type .{t} (kernel {oc.fn.name})", oc.filename, 0)
         base = oc.reader(op, ct)
@@ -94,7 +102,7 @@ def reader(oc, op, t: str, array: bool = False):
         else:
             val = np.uint16(int(op.value) & 0xFFFF)
             val = val.view(F16) if t == "f16" else val
-        r = lambda st, idx: val  # noqa: E731
+        r = lambda st, idx: val
     else:
         r = oc.reader(op, t)
     if array and not isinstance(op, Reg):
@@ -381,9 +389,9 @@ def build_rcp(ins, oc):
             raise oc.unsupported(ins, ".ftz for .f64")
         return build_elementwise(ins, oc, t, lambda a: fr.div64(np.ones_like(a), a, mode), array=True)
     if approx:  # max 1 ulp: the correctly rounded reciprocal qualifies
-        fn = lambda a: (1.0 / np.asarray(a, F64)).astype(F32)  # noqa: E731
+        fn = lambda a: (1.0 / np.asarray(a, F64)).astype(F32)
     else:
-        fn = lambda a: fr.to_f32(1.0 / np.asarray(a, F64), mode)  # noqa: E731
+        fn = lambda a: fr.to_f32(1.0 / np.asarray(a, F64), mode)
     if f:
         fn = pre_ftz(fn, "f32")
     return build_elementwise(ins, oc, t, post(fn, "f32", ftz_out=f), array=True)
@@ -405,7 +413,7 @@ def build_sqrt(ins, oc):
     if approx:  # max relative error 2**-23: the correctly rounded root qualifies
         fn = np.sqrt
     else:
-        fn = lambda a: fr.to_f32(np.sqrt(np.asarray(a, F64)), mode)  # noqa: E731
+        fn = lambda a: fr.to_f32(np.sqrt(np.asarray(a, F64)), mode)
     if f:
         fn = pre_ftz(fn, "f32")
     return build_elementwise(ins, oc, t, post(fn, "f32", ftz_out=f), array=True)
@@ -422,7 +430,7 @@ def build_rsqrt(ins, oc):
         if f:
             return build_elementwise(ins, oc, t, lambda a: _gross_f64(a, lambda x: 1.0 / np.sqrt(x)), array=True)
         return build_elementwise(ins, oc, t, lambda a: 1.0 / np.sqrt(a))
-    fn = lambda a: (1.0 / np.sqrt(np.asarray(a, F64))).astype(F32)  # noqa: E731  (rel. error <= 2**-24)
+    fn = lambda a: (1.0 / np.sqrt(np.asarray(a, F64))).astype(F32)
     if f:
         fn = pre_ftz(fn, "f32")
     return build_elementwise(ins, oc, t, post(fn, "f32", ftz_out=f), array=True)
@@ -448,4 +456,4 @@ def _gross_f64(a, op):
 
 
 # the rest of the family (abs neg min max sin cos lg2 ex2 tanh) registers itself on import
-from tlpsim.functional.semantics import floating_misc  # noqa: E402,F401
+from tlpsim.functional.semantics import floating_misc  # noqa: F401

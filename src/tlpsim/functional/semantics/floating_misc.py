@@ -19,7 +19,16 @@ import numpy as np
 from tlpsim.functional.semantics import fpround as fr
 from tlpsim.functional.semantics import semantic
 from tlpsim.functional.semantics.floating import (
-    CANON_NAN, F16, F32, F64, build_elementwise, check, elem, ftz, post, pre_ftz,
+    CANON_NAN,
+    F16,
+    F32,
+    F64,
+    build_elementwise,
+    check,
+    elem,
+    ftz,
+    post,
+    pre_ftz,
 )
 
 _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -41,7 +50,7 @@ def build_abs_neg(ins, oc):
     elif neg:
         fn = np.negative
     elif et == "f64":  # abs.f64: NaN input is passed through unchanged
-        fn = lambda x: np.where(np.isnan(x), x, np.abs(x))  # noqa: E731
+        fn = lambda x: np.where(np.isnan(x), x, np.abs(x))
     else:
         fn = np.abs
     if f:
@@ -129,11 +138,11 @@ def build_transcendental(ins, oc):
         f = True  # ex2.approx.ftz.bf16: subnormal inputs and results are flushed
     func = _FUNCS[base]
     if et == "f32":
-        fn = lambda x: func(np.asarray(x, F64)).astype(F32)  # noqa: E731
+        fn = lambda x: func(np.asarray(x, F64)).astype(F32)
     elif et == "f16":
-        fn = lambda x: func(np.asarray(x, F64)).astype(F16)  # noqa: E731
+        fn = lambda x: func(np.asarray(x, F64)).astype(F16)
     else:
-        fn = lambda x: fr.f32_to_bf16_rn(fr.f64_to_f32_odd(func(fr.bf16_to_f32(x).astype(F64))))  # noqa: E731
+        fn = lambda x: fr.f32_to_bf16_rn(fr.f64_to_f32_odd(func(fr.bf16_to_f32(x).astype(F64))))
     if f:
         fn = post(pre_ftz(fn, et), et, ftz_out=True)
     return build_elementwise(ins, oc, t, fn, array=et == "bf16")

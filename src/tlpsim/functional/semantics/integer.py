@@ -37,7 +37,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - only while the family i
     if exc.name != "tlpsim.functional.semantics.floating":
         raise
 
-FLOAT_TYPES = frozenset({"f16", "f16x2", "bf16", "bf16x2", "f32", "f64", "tf32"})
+FLOAT_TYPES = frozenset({"f16", "f16x2", "bf16", "bf16x2", "f32", "f32x2", "f64", "tf32"})
 INT_TYPES = frozenset({"b8", "b16", "b32", "b64", "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64"})
 X2_TYPES = frozenset({"u16x2", "s16x2"})
 U64 = np.uint64

@@ -1,0 +1,43 @@
+"""hotspot: 2D thermal stencil with pyramid time blocking in shared memory (Rodinia HotSpot)."""
+
+import numpy as np
+
+import tlpsim as cp
+from tlpsim.workloads.registry import compare, kernel_source, register
+
+TILE_X, TILE_Y, BLOCK_Y = 32, 40, 8   # matches hotspot.cu
+# grid rows, cols, time steps per launch (pyramid height), launches
+SIZES = {"tiny": (48, 64, 2, 2), "small": (256, 256, 2, 3), "paper": (1024, 1024, 2, 30)}
+# Update coefficients (step/(C*Rx), step/(C*Ry), step/(C*Rz), step/C) and ambient temperature;
+# cx + cy < 0.5 keeps the explicit scheme stable.
+CX, CY, CZ, CP, AMBIENT = 0.12, 0.10, 0.002, 0.6, 80.0
+
+
+def reference(temp, power, total_steps):
+    t = temp.astype(np.float64)
+    p = power.astype(np.float64)
+    for _ in range(total_steps):
+        e = np.pad(t, 1, mode="edge")   # a neighbour off the grid reads as the cell itself
+        t = (t + CP * p + CY * (e[:-2, 1:-1] + e[2:, 1:-1] - 2 * t) + CX * (e[1:-1, 2:] + e[1:-1, :-2] - 2 * t)
+             + CZ * (AMBIENT - t))
+    return t
+
+
+@register("hotspot", "thermal 2D stencil, several time steps per launch in 15 KiB of shared memory",
+          "hotspot.cu", stands_for=("HS", "hotspot", "HOTSP"),
+          traits=("2d-grid", "shared-memory", "barrier-heavy"))
+def run(size, rng):
+    rows, cols, steps, launches = SIZES[size]
+    temp = (320.0 + 20.0 * rng.random((rows, cols))).astype(np.float32)
+    power = (rng.random((rows, cols)) ** 4).astype(np.float32)   # a few hot blocks, mostly cool
+    k = cp.RawKernel(kernel_source("hotspot.cu"), "hotspot_pyramid")
+    bufs = [cp.asarray(temp), cp.zeros((rows, cols), np.float32)]
+    d_power = cp.asarray(power)
+    grid = (-(-cols // (TILE_X - 2 * steps)), -(-rows // (TILE_Y - 2 * steps)))
+    for i in range(launches):
+        k(grid, (TILE_X, BLOCK_Y), (d_power, bufs[i % 2], bufs[(i + 1) % 2], np.int32(rows), np.int32(cols),
+                                    np.int32(steps), np.float32(CX), np.float32(CY), np.float32(CZ),
+                                    np.float32(CP), np.float32(AMBIENT)))
+    got = bufs[launches % 2].get()
+    # float32 rounding of values near 330 is ~2e-5 per step; 1e-5 relative covers ~100 steps.
+    return [compare("temperature", got, reference(temp, power, steps * launches), rtol=1e-5)]
