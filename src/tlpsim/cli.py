@@ -161,18 +161,29 @@ def run_cmd(workload: str, size: str, mode: str, seed: int, as_json: bool) -> No
 
 
 @main.command("trace")
-@click.argument("workload")
+@click.argument("workload", metavar="WORKLOAD_OR_TRACE")
 @click.option("--size", default="tiny", show_default=True, type=click.Choice(["tiny", "small", "paper"]))
 @click.option("--json", "as_json", is_flag=True)
 @_friendly
 def trace_cmd(workload: str, size: str, as_json: bool) -> None:
-    """Summarise the traces of a workload's launches: mix, divergence, memory."""
+    """Summarise traces: a workload's launches, or a cached trace file (.npz)."""
     import tlpsim
     from tlpsim.workloads.registry import get_workload
 
-    with tlpsim.Device():
-        result = get_workload(workload).execute(size)
-    summaries = [rec.trace.summary() for rec in result.launches if rec.trace is not None]
+    if workload.endswith(".npz"):
+        from tlpsim.trace.cache import TraceCache
+
+        path = Path(workload)
+        if not path.is_file():
+            raise tlpsim.TlpsimError(f"no such trace file: {path}")
+        trace = TraceCache(path.parent).load(path.stem)
+        if trace is None:
+            raise tlpsim.TlpsimError(f"{path} is not a valid trace of this tlpsim version (stale or corrupt)")
+        summaries = [trace.summary()]
+    else:
+        with tlpsim.Device():
+            result = get_workload(workload).execute(size)
+        summaries = [rec.trace.summary() for rec in result.launches if rec.trace is not None]
     if as_json:
         click.echo(json.dumps(summaries, indent=2))
         return

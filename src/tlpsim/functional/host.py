@@ -24,8 +24,9 @@ from tlpsim.frontend.ir import Function, Module
 from tlpsim.frontend.loader import Program, load_program
 from tlpsim.frontend.resources import ResourceUsage
 from tlpsim.functional.kernel import CompiledKernel
-from tlpsim.functional.launch import as_dim3, pack_params, run_launch
+from tlpsim.functional.launch import LaunchOutcome, as_dim3, pack_params, run_launch
 from tlpsim.functional.memory import DeviceMemory
+from tlpsim.functional.replay import TraceCache, apply_diff, launch_key, memory_diff
 from tlpsim.trace.format import Trace
 
 DEFAULT_BUDGET = 500_000_000  # warp instructions per launch before it is declared runaway
@@ -47,6 +48,7 @@ class LaunchRecord:
     trace: Trace | None = field(default=None, repr=False)
     stats: Any = None  # timing statistics, when the device runs in timing mode
     wall_seconds: float = 0.0
+    from_cache: bool = False  # replayed from the trace cache instead of executed
 
 
 class Device:
@@ -57,7 +59,8 @@ class Device:
 
     def __init__(self, config: Any = None, mode: str = "functional", *, trace: bool = True,
                  budget: int | None = DEFAULT_BUDGET, arch: str = "sm_80", value_classes: bool = True,
-                 chunk_threads: int | None = None, maxrregcount: int | None = None) -> None:
+                 chunk_threads: int | None = None, maxrregcount: int | None = None,
+                 trace_cache: bool | str | None = None) -> None:
         if mode not in ("functional", "timing"):
             raise TlpsimError(f"Device mode must be 'functional' or 'timing', not {mode!r}")
         self.config = config
@@ -69,6 +72,10 @@ class Device:
         self.value_classes = value_classes
         self.chunk_threads = chunk_threads or int(os.environ.get("TLPSIM_CHUNK_THREADS", 1 << 16))
         self.memory = DeviceMemory()
+        # memoise launches on disk: on by default in timing mode (sweeps re-run workloads)
+        if trace_cache is None:
+            trace_cache = mode == "timing"
+        self.trace_cache = TraceCache(trace_cache if isinstance(trace_cache, str) else None) if trace_cache else None
         self.launches: list[LaunchRecord] = []
         self._globals: dict[int, dict[str, int]] = {}
         self._compiled: dict[tuple[int, str], CompiledKernel] = {}
@@ -130,9 +137,22 @@ class Device:
         ck = self.compiled(program.module, kernel)
         params = pack_params(kernel.params, tuple(args), kernel.name, _address_of)
         t0 = time.perf_counter()
-        outcome = run_launch(ck, self.memory, grid, block, params, shared_mem, trace=self.trace,
-                             budget=self.budget, chunk_threads=self.chunk_threads,
-                             value_classes=self.value_classes)
+        outcome, cached = None, False
+        if self.trace_cache is not None:
+            key = launch_key(program.module.source, kernel.name, as_dim3(grid, "grid"), as_dim3(block, "block"),
+                             int(shared_mem), params, self.memory)
+            hit = self.trace_cache.load_with_extra(key)
+            if hit is not None:
+                apply_diff(self.memory, hit[1])
+                outcome, cached = LaunchOutcome(hit[0], hit[0].warp_instructions), True
+            else:
+                before = self.memory.data[: self.memory.top].copy()
+        if outcome is None:
+            outcome = run_launch(ck, self.memory, grid, block, params, shared_mem, trace=self.trace,
+                                 budget=self.budget, chunk_threads=self.chunk_threads,
+                                 value_classes=self.value_classes)
+            if self.trace_cache is not None and outcome.trace is not None:
+                self.trace_cache.store(key, outcome.trace, memory_diff(before, self.memory.data))
         from tlpsim.frontend.names import qualified_name
 
         rec = LaunchRecord(kernel=qualified_name(kernel.name), mangled=kernel.name, grid=as_dim3(grid, "grid"),
@@ -141,7 +161,7 @@ class Device:
                            resources=program.resources.get(kernel.name),
                            warp_instructions=outcome.warp_instructions,
                            thread_instructions=outcome.trace.thread_instructions if outcome.trace else 0,
-                           trace=outcome.trace, wall_seconds=time.perf_counter() - t0)
+                           trace=outcome.trace, wall_seconds=time.perf_counter() - t0, from_cache=cached)
         self.launches.append(rec)
         return rec
 

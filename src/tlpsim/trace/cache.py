@@ -52,7 +52,12 @@ class TraceCache:
         return self.dir / f"{key}.npz"
 
     def load(self, key: str) -> Trace | None:
-        """The cached trace, or None when absent, of another format version, or corrupt."""
+        hit = self.load_with_extra(key)
+        return None if hit is None else hit[0]
+
+    def load_with_extra(self, key: str) -> tuple[Trace, dict[str, np.ndarray]] | None:
+        """The cached trace and its extra arrays, or None when absent, of another
+        format version, or corrupt."""
         p = self.path(key)
         if not p.exists():
             return None
@@ -64,14 +69,16 @@ class TraceCache:
                 arrays = {k: z[k] for k in z.files if k != "__header__"}
             if _checksum(arrays) != header.get("checksum"):
                 return None
-            return Trace.from_arrays(header["trace"], arrays)
+            extra = {k[6:]: v for k, v in arrays.items() if k.startswith("extra_")}
+            return Trace.from_arrays(header["trace"], arrays), extra
         except (OSError, ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError, EOFError):
             return None
 
-    def store(self, key: str, trace: Trace) -> Path:
-        """Write atomically (temp file + rename)."""
+    def store(self, key: str, trace: Trace, extra: dict[str, np.ndarray] | None = None) -> Path:
+        """Write atomically (temp file + rename); `extra` arrays travel with the trace."""
         self.dir.mkdir(parents=True, exist_ok=True)
         arrays = trace.arrays()
+        arrays.update({f"extra_{k}": v for k, v in (extra or {}).items()})
         header = {"version": TRACE_FORMAT_VERSION, "checksum": _checksum(arrays), "trace": trace.header()}
         buf = io.BytesIO()
         np.savez(buf, __header__=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8), **arrays)

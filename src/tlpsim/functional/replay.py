@@ -1,0 +1,47 @@
+"""Launch memoisation through the trace cache.
+
+A launch is a pure function of (PTX, kernel, shape, parameters, device memory),
+so its trace and the bytes it wrote can be replayed from disk instead of being
+re-executed: a sweep that re-runs a workload under many timing configurations
+executes it functionally once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from tlpsim.functional.memory import DeviceMemory
+from tlpsim.trace.cache import TraceCache, trace_key
+
+
+def launch_key(ptx: str, kernel: str, grid, block, shared_mem: int, params: np.ndarray,
+               memory: DeviceMemory) -> str:
+    """Hash of everything a launch's behaviour depends on, including all device memory."""
+    alloc = hashlib.sha256(np.asarray(memory._starts_np).tobytes() + np.asarray(memory._ends_np).tobytes()).digest()
+    return trace_key(ptx, kernel, grid, block, shared_mem,
+                     [params.tobytes(), alloc, memory.data[: memory.top].tobytes()])
+
+
+def memory_diff(before: np.ndarray, after: np.ndarray) -> dict[str, np.ndarray]:
+    """Runs of changed bytes: starts, lengths and the new bytes."""
+    changed = np.flatnonzero(before != after[: before.size])
+    if changed.size == 0:
+        return {"starts": np.zeros(0, np.int64), "lengths": np.zeros(0, np.int64), "bytes": np.zeros(0, np.uint8)}
+    brk = np.flatnonzero(np.diff(changed) != 1) + 1
+    starts = changed[np.concatenate(([0], brk))]
+    ends = changed[np.concatenate((brk - 1, [changed.size - 1]))] + 1
+    return {"starts": starts.astype(np.int64), "lengths": (ends - starts).astype(np.int64),
+            "bytes": after[changed].astype(np.uint8)}
+
+
+def apply_diff(memory: DeviceMemory, diff: dict[str, np.ndarray]) -> None:
+    pos = 0
+    data = memory.data
+    for s, n in zip(diff["starts"].tolist(), diff["lengths"].tolist()):
+        data[s: s + n] = diff["bytes"][pos: pos + n]
+        pos += n
+
+
+__all__ = ["TraceCache", "launch_key", "memory_diff", "apply_diff"]
