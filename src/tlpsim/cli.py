@@ -26,6 +26,9 @@ def _friendly(fn):
         except TlpsimError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(2)
+        except BrokenPipeError:  # output piped into `head` and the like
+            sys.stderr.close()
+            sys.exit(0)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)

@@ -84,11 +84,21 @@ class ChunkRunner:
         stay = warps[~hit]
         self.pc[stay] = new_pc
         self._enqueue(stay, new_pc)
-        for w in warps[hit].tolist():
-            self._pop(w)
+        self._pop_many(warps[hit].tolist())
 
-    def _pop(self, w: int) -> None:
-        """The top entry of warp w is done: resume the entry beneath it."""
+    def _pop_many(self, warps: list[int]) -> None:
+        """Pop the finished top entry of each warp and enqueue the warps by their new PC."""
+        resumed: dict[int, list[int]] = {}
+        for w in warps:
+            pc = self._pop(w)
+            if pc is not None:
+                resumed.setdefault(pc, []).append(w)
+        for pc, ws in resumed.items():
+            self._enqueue(np.array(ws, dtype=np.int64), pc)
+
+    def _pop(self, w: int) -> int | None:
+        """The top entry of warp w is done: make the entry beneath it current and
+        return its PC, or retire the warp (None)."""
         stack = self.stacks.get(w)
         while stack:
             pc, rpc, mask = stack.pop()
@@ -100,9 +110,9 @@ class ChunkRunner:
             if pc == rpc:  # an empty path: already at its reconvergence point
                 continue
             self.pc[w] = pc
-            self._enqueue(np.array([w], dtype=np.int64), pc)
-            return
+            return pc
         self._finish(w)
+        return None
 
     def _finish_many(self, warps: np.ndarray) -> None:
         """Retire warps with empty SIMT stacks (the common end of a kernel)."""
@@ -209,8 +219,16 @@ class ChunkRunner:
         div = ~(all_t | none_t)
         if div.any():
             rp = self.ck.reconvergence(pc)
-            for w, t_mask, m in zip(warps[div].tolist(), taken[div].tolist(), masks[div].tolist()):
-                self._diverge(w, [(target, t_mask), (pc + 1, m & ~t_mask)], rp, m)
+            dw = warps[div]
+            taken_d = taken[div]
+            for w, t_mask, m in zip(dw.tolist(), taken_d.tolist(), masks[div].tolist()):
+                stack = self.stacks.setdefault(w, [])
+                if rp != EXIT:
+                    stack.append((rp, int(self.rpc[w]), m))
+                stack.append((pc + 1, rp, m & ~t_mask))
+            self.mask[dw] = taken_d
+            self.rpc[dw] = rp
+            self.move(dw, target)
 
     def _diverge(self, w: int, paths: list[tuple[int, int]], rp: int, mask: int) -> None:
         """Split warp w into `paths` [(pc, lanes)], reconverging at `rp`."""
@@ -258,8 +276,7 @@ class ChunkRunner:
         if done.size:
             stacked = np.array([bool(self.stacks.get(w)) for w in done.tolist()]) if self.stacks else None
             if stacked is not None and stacked.any():
-                for w in done[stacked].tolist():
-                    self._pop(w)
+                self._pop_many(done[stacked].tolist())
                 done = done[~stacked]
             self._finish_many(done)
 
