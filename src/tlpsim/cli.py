@@ -163,6 +163,34 @@ def run_cmd(workload: str, size: str, mode: str, seed: int, as_json: bool) -> No
         sys.exit(1)
 
 
+@main.command("workloads")
+@click.option("--config", "preset", default="gtx480", show_default=True, help="Preset whose SM limits are used.")
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--markdown", is_flag=True, help="Print the catalogue and coverage as Markdown.")
+@_friendly
+def workloads_cmd(preset: str, as_json: bool, markdown: bool) -> None:
+    """List the built-in workloads: kernels, CTA shape, registers, shared memory,
+    CTAs per SM and the limiting resource on a preset, plus suite coverage."""
+    from dataclasses import asdict
+
+    from tlpsim.workloads import catalog as cat
+
+    rows = cat.catalog(preset)
+    if markdown:
+        click.echo(cat.markdown(rows, preset), nl=False)
+        return
+    if as_json:
+        click.echo(json.dumps({"preset": preset, "kernels": [asdict(r) for r in rows],
+                               "coverage": cat.coverage(rows)}, indent=2))
+        return
+    _table(("workload", "kernel", "grid", "CTA", "regs", "smem B", "CTAs/SM", "limited by"),
+           [[r.workload, r.kernel, "x".join(map(str, r.grid)), "x".join(map(str, r.block)), r.registers,
+             r.shared_bytes, r.ctas_per_sm, r.limited_by] for r in rows])
+    click.echo("")
+    for what, wls in cat.coverage(rows).items():
+        click.echo(f"{what}: {len(wls)} (need {cat.COVERAGE_TARGETS[what]}): {', '.join(wls)}")
+
+
 @main.command("trace")
 @click.argument("workload", metavar="WORKLOAD_OR_TRACE")
 @click.option("--size", default="tiny", show_default=True, type=click.Choice(["tiny", "small", "paper"]))
