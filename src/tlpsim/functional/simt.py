@@ -23,6 +23,7 @@ from tlpsim.functional.state import ChunkState
 
 FULL = np.uint32(0xFFFFFFFF)
 LANES = np.arange(32, dtype=np.int64)
+LANES_U32 = LANES.astype(np.uint32)
 LANE_BITS = (np.uint64(1) << LANES.astype(np.uint64)).astype(np.float64)
 
 
@@ -153,9 +154,9 @@ class ChunkRunner:
                 idx = (warps[:, None] * 32 + LANES).ravel()
                 pos = None
             else:
-                bits = ((masks[:, None] >> LANES.astype(np.uint32)) & 1).astype(bool)
-                idx = (warps[:, None] * 32 + LANES)[bits]
-                pos = np.nonzero(bits)[0]
+                rows, lanes = np.nonzero(((masks[:, None] >> LANES_U32) & 1).astype(bool))
+                idx = warps[rows] * 32 + lanes
+                pos = (rows, lanes)
             guard = guards[pc]
             if guard is not None:
                 g = guard(st, idx)
@@ -200,8 +201,8 @@ class ChunkRunner:
         if pos is None:
             bits = g.reshape(len(warps), 32)
             return (bits * LANE_BITS).sum(axis=1).astype(np.uint64).astype(np.uint32)
-        lanes = np.nonzero(((masks[:, None] >> LANES.astype(np.uint32)) & 1).astype(bool))[1]
-        w = np.bincount(pos[g], weights=LANE_BITS[lanes[g]], minlength=len(warps))
+        rows, lanes = pos
+        w = np.bincount(rows[g], weights=LANE_BITS[lanes[g]], minlength=len(warps))
         return w.astype(np.uint64).astype(np.uint32)
 
     # ------------------------------------------------------------ control flow

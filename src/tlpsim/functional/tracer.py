@@ -139,6 +139,9 @@ class TraceRecorder:
     def _value_class(reg: np.ndarray, local: np.ndarray, executed: np.ndarray) -> np.ndarray:
         """RegLess compressibility class per warp: a stride (0, 1 or 4) over the warp, or
         over each half-warp with the same stride; differences wrap at 32 bits."""
+        full = executed == np.uint32(0xFFFFFFFF)
+        if not full.any():
+            return np.full(local.size, _CLASS["partial"], dtype=np.int8)
         vals = reg.reshape(-1, 32)[local].view(np.int32)
         d = vals[:, 1:] - vals[:, :-1]
         step = d[:, 0]
@@ -151,7 +154,7 @@ class TraceRecorder:
             is_k = step == k
             out[half & is_k] = _CLASS[h_name]
             out[whole & is_k] = _CLASS[w_name]
-        out[executed != np.uint32(0xFFFFFFFF)] = _CLASS["partial"]
+        out[~full] = _CLASS["partial"]
         return out
 
     # ------------------------------------------------------------ result
@@ -163,10 +166,15 @@ class TraceRecorder:
             warp = np.concatenate([r[1] for r in self.rows]).astype(np.int32)
             active = np.concatenate([r[2] for r in self.rows]).astype(np.uint32)
             executed = np.concatenate([r[3] for r in self.rows]).astype(np.uint32)
-            mem = np.concatenate([r[4] if r[4] is not None else np.full(r[6], -1, dtype=np.int32)
-                                  for r in self.rows])
-            vclass = np.concatenate([r[5] if r[5] is not None else np.full(r[6], -1, dtype=np.int8)
-                                     for r in self.rows])
+            starts = np.zeros(counts.size + 1, dtype=np.int64)
+            np.cumsum(counts, out=starts[1:])
+            mem = np.full(pc.size, -1, dtype=np.int32)
+            vclass = np.full(pc.size, -1, dtype=np.int8)
+            for k, r in enumerate(self.rows):
+                if r[4] is not None:
+                    mem[starts[k]: starts[k + 1]] = r[4]
+                if r[5] is not None:
+                    vclass[starts[k]: starts[k + 1]] = r[5]
         else:
             pc = warp = mem = np.zeros(0, dtype=np.int32)
             active = executed = np.zeros(0, dtype=np.uint32)

@@ -33,7 +33,7 @@ def build_inner(keys):
 
 @register("btree", "B+tree point and range queries, one thread per query descending an implicit tree",
           "btree.cu", stands_for=("B+T", "b+tree", "BT"),
-          traits=("divergent", "irregular", "cache-sensitive", "multi-kernel"))
+          traits=("divergent", "irregular", "cache-sensitive"))
 def run(size, rng):
     nkeys, npoint, nrange, span = SIZES[size]
     keys = np.cumsum(rng.integers(1, 9, nkeys)).astype(np.int32)   # sorted, unique, uneven gaps

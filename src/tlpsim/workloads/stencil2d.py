@@ -21,7 +21,7 @@ def reference(grid, sweeps):
 
 @register("stencil2d", "5-point Jacobi sweeps over a 2D grid, one launch per sweep", "stencil2d.cu",
           stands_for=("ST2D", "stencil2d", "Jacobi-2D", "jacobi-2d"),
-          traits=("2d-grid", "memory-bound", "cache-sensitive", "multi-kernel"))
+          traits=("2d-grid", "memory-bound", "cache-sensitive"))
 def run(size, rng):
     rows, cols, sweeps = SIZES[size]
     grid0 = rng.random((rows, cols), dtype=np.float32)

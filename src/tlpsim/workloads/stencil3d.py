@@ -24,7 +24,7 @@ def reference(a, iterations):
 
 @register("stencil3d", "7-point 3D stencil, 2D grid over (x, y), each thread marches 4 columns in z",
           "stencil3d.cu", stands_for=("STENCIL", "stencil", "ST", "Parboil stencil"),
-          traits=("2d-grid", "register-heavy", "memory-bound", "multi-kernel"))
+          traits=("2d-grid", "register-heavy", "memory-bound"))
 def run(size, rng):
     nx, ny, nz, iterations = SIZES[size]
     a0 = rng.random((nz, ny, nx), dtype=np.float32)

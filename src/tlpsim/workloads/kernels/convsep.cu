@@ -1,7 +1,7 @@
 // Separable 2D convolution (stands in for the CUDA SDK convolutionSeparable): a 1D filter
 // of 2R+1 taps in constant memory applied along rows, then along columns, each pass
 // staging its input strip plus an R-wide halo (zero outside the image) in shared memory.
-//   conv_rows: CTA of 32x8 threads, a 8 x (4*32) strip + halo:      4.5 KiB (thread-limited)
+//   conv_rows: CTA of 32x8 threads, a 8 x (4*32) strip + halo:      4.5 KiB
 //   conv_cols: CTA of 32x8 threads, a (12*8) x 32 strip + halo:    14 KiB (shared-memory-limited)
 
 #define R 8

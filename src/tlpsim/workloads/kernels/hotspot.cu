@@ -6,16 +6,18 @@
 // (its output region plus a STEPS-wide halo) into shared memory and advances it STEPS time
 // steps there, the valid region shrinking by one cell per side per step, with a barrier
 // after every step. Only the central (TILE_X-2*STEPS) x (TILE_Y-2*STEPS) cells go back to
-// global memory. Temperature is double-buffered in shared memory: 3 tiles = 15 KiB.
+// global memory. Temperature is double-buffered in shared memory: 3 tiles = 15 KiB, so
+// three CTAs fill a Fermi SM's 48 KiB. The launch bound caps the kernel at 32 registers
+// (no spills), so registers would allow four CTAs and shared memory is the sole limiter.
 
 #define TILE_X 32
 #define TILE_Y 40
 #define BLOCK_Y 8                 // threads per CTA: TILE_X x BLOCK_Y, TILE_Y / BLOCK_Y rows each
 #define ROWS (TILE_Y / BLOCK_Y)
 
-extern "C" __global__ void hotspot_pyramid(const float* __restrict__ power, const float* __restrict__ temp_in,
-                                           float* __restrict__ temp_out, int rows, int cols, int steps,
-                                           float cx, float cy, float cz, float cp, float ambient)
+extern "C" __global__ void __launch_bounds__(TILE_X * BLOCK_Y, 8)
+hotspot_pyramid(const float* __restrict__ power, const float* __restrict__ temp_in, float* __restrict__ temp_out,
+                int rows, int cols, int steps, float cx, float cy, float cz, float cp, float ambient)
 {
     __shared__ float s_power[TILE_Y][TILE_X];
     __shared__ float s_temp[2][TILE_Y][TILE_X];

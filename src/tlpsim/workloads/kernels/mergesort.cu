@@ -1,0 +1,73 @@
+// Merge sort of (key, value) pairs (stands in for the CUDA SDK mergeSort).
+// Pairs are ordered by key, then by value; the host makes the values the
+// original positions, so the result is the stable sort by key.
+//   ms_tile_sort   each CTA bitonic-sorts a tile of MS_TILE pairs in shared
+//                  memory (16 KiB: keys + values); 256 threads, 4 compare-
+//                  exchanges each per step, a barrier after every step;
+//   ms_merge_pass  merges neighbouring sorted runs of `run` pairs into runs of
+//                  2*run: every thread takes one pair, binary-searches its rank
+//                  in the partner run (global memory) and scatters it to its
+//                  final place.  One launch per pass, log2(n / MS_TILE) passes.
+
+#define MS_TILE 2048
+#define MS_THREADS 256
+
+__device__ __forceinline__ bool pair_less(unsigned ka, unsigned va, unsigned kb, unsigned vb) {
+    return ka < kb || (ka == kb && va < vb);
+}
+
+extern "C" __global__ void ms_tile_sort(unsigned* __restrict__ keys, unsigned* __restrict__ vals) {
+    __shared__ unsigned s_key[MS_TILE];
+    __shared__ unsigned s_val[MS_TILE];
+    const size_t base = (size_t)blockIdx.x * MS_TILE;
+    for (int i = threadIdx.x; i < MS_TILE; i += MS_THREADS) {
+        s_key[i] = keys[base + i];
+        s_val[i] = vals[base + i];
+    }
+    __syncthreads();
+    for (int size = 2; size <= MS_TILE; size <<= 1) {
+        for (int stride = size >> 1; stride > 0; stride >>= 1) {
+#pragma unroll
+            for (int j = 0; j < MS_TILE / 2 / MS_THREADS; ++j) {
+                const int p = threadIdx.x + j * MS_THREADS;          // compare-exchange number
+                const int lo = 2 * p - (p & (stride - 1));
+                const int hi = lo + stride;
+                const bool ascending = (lo & size) == 0;
+                unsigned klo = s_key[lo], khi = s_key[hi];
+                unsigned vlo = s_val[lo], vhi = s_val[hi];
+                if (pair_less(khi, vhi, klo, vlo) == ascending) {   // out of order: swap
+                    s_key[lo] = khi; s_key[hi] = klo;
+                    s_val[lo] = vhi; s_val[hi] = vlo;
+                }
+            }
+            __syncthreads();
+        }
+    }
+    for (int i = threadIdx.x; i < MS_TILE; i += MS_THREADS) {
+        keys[base + i] = s_key[i];
+        vals[base + i] = s_val[i];
+    }
+}
+
+extern "C" __global__ void ms_merge_pass(const unsigned* __restrict__ keys_in, const unsigned* __restrict__ vals_in,
+                                         unsigned* __restrict__ keys_out, unsigned* __restrict__ vals_out,
+                                         int n, int run) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const int pair_base = i / (2 * run) * (2 * run);
+    const bool first = i - pair_base < run;
+    const int own_pos = first ? i - pair_base : i - pair_base - run;
+    const int other = first ? pair_base + run : pair_base;
+    const int other_len = max(0, min(run, n - other));
+    const unsigned k = keys_in[i], v = vals_in[i];
+    // rank = number of pairs in the partner run that are smaller (all pairs are distinct)
+    int lo = 0, hi = other_len;
+    while (lo < hi) {
+        const int mid = (lo + hi) >> 1;
+        if (pair_less(keys_in[other + mid], vals_in[other + mid], k, v)) lo = mid + 1;
+        else hi = mid;
+    }
+    const int dst = pair_base + own_pos + lo;
+    keys_out[dst] = k;
+    vals_out[dst] = v;
+}
