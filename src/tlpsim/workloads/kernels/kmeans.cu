@@ -8,8 +8,9 @@
 //                      broadcast -- picks the nearest.  Keeping the features in
 //                      registers makes this kernel register-heavy.
 //   kmeans_accumulate  per-CTA partial sums of the members of every cluster with
-//                      shared-memory atomics (heavy contention: k*NF addresses),
-//                      then one global atomic per (cluster, feature) per CTA.
+//                      shared-memory atomics into per-warp private copies (still
+//                      contended: 32 lanes on k*NF addresses), merged and added
+//                      with one global atomic per (cluster, feature) per CTA.
 //   kmeans_update      new centroid = sum / count (empty clusters keep theirs).
 // The host copies the new centroids into constant memory between iterations
 // (cudaMemcpyToSymbol in a real program).
@@ -18,6 +19,8 @@
 
 #define NF 34      // features per point (the KDD-Cup set the papers use has 34)
 #define MAXK 16    // capacity of the constant-memory centroid table
+#define ACC_THREADS 256           // kmeans_accumulate must be launched with 256 threads
+#define ACC_WARPS (ACC_THREADS / 32)
 
 __constant__ float c_centroids[MAXK * NF];
 
@@ -67,25 +70,35 @@ extern "C" __global__ void kmeans_assign(const float* __restrict__ feat, int* __
 extern "C" __global__ void kmeans_accumulate(const float* __restrict__ feat, const int* __restrict__ membership,
                                              float* __restrict__ sums, int* __restrict__ counts,
                                              int npoints, int k) {
-    __shared__ float s_sum[MAXK * NF];
-    __shared__ int s_cnt[MAXK];
-    for (int i = threadIdx.x; i < k * NF; i += blockDim.x) s_sum[i] = 0.0f;
-    if (threadIdx.x < k) s_cnt[threadIdx.x] = 0;
+    // one private copy of the (cluster, feature) sums per warp: 8 x 16 x 34 floats =
+    // 17 KiB of shared memory, so shared memory is what limits this kernel's occupancy
+    __shared__ float s_sum[ACC_WARPS][MAXK * NF];
+    __shared__ int s_cnt[ACC_WARPS][MAXK];
+    const int warp = threadIdx.x / 32;
+    for (int i = threadIdx.x; i < ACC_WARPS * MAXK * NF; i += ACC_THREADS) (&s_sum[0][0])[i] = 0.0f;
+    if (threadIdx.x < ACC_WARPS * MAXK) (&s_cnt[0][0])[threadIdx.x] = 0;
     __syncthreads();
 
-    int p = blockIdx.x * blockDim.x + threadIdx.x;
+    int p = blockIdx.x * ACC_THREADS + threadIdx.x;
     if (p < npoints) {
         int c = membership[p];
-        atomicAdd(&s_cnt[c], 1);
-        for (int f = 0; f < NF; ++f) atomicAdd(&s_sum[c * NF + f], feat[f * npoints + p]);
+        atomicAdd(&s_cnt[warp][c], 1);
+        for (int f = 0; f < NF; ++f) atomicAdd(&s_sum[warp][c * NF + f], feat[f * npoints + p]);
     }
     __syncthreads();
 
-    for (int i = threadIdx.x; i < k * NF; i += blockDim.x) {
-        float v = s_sum[i];
+    for (int i = threadIdx.x; i < k * NF; i += ACC_THREADS) {
+        float v = 0.0f;
+#pragma unroll
+        for (int w = 0; w < ACC_WARPS; ++w) v += s_sum[w][i];
         if (v != 0.0f) atomicAdd(&sums[i], v);
     }
-    if (threadIdx.x < k && s_cnt[threadIdx.x] != 0) atomicAdd(&counts[threadIdx.x], s_cnt[threadIdx.x]);
+    if (threadIdx.x < k) {
+        int n = 0;
+#pragma unroll
+        for (int w = 0; w < ACC_WARPS; ++w) n += s_cnt[w][threadIdx.x];
+        if (n != 0) atomicAdd(&counts[threadIdx.x], n);
+    }
 }
 
 extern "C" __global__ void kmeans_update(const float* __restrict__ sums, const int* __restrict__ counts,

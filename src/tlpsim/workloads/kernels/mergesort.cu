@@ -20,6 +20,7 @@ extern "C" __global__ void ms_tile_sort(unsigned* __restrict__ keys, unsigned* _
     __shared__ unsigned s_key[MS_TILE];
     __shared__ unsigned s_val[MS_TILE];
     const size_t base = (size_t)blockIdx.x * MS_TILE;
+#pragma unroll 1
     for (int i = threadIdx.x; i < MS_TILE; i += MS_THREADS) {
         s_key[i] = keys[base + i];
         s_val[i] = vals[base + i];
@@ -43,6 +44,7 @@ extern "C" __global__ void ms_tile_sort(unsigned* __restrict__ keys, unsigned* _
             __syncthreads();
         }
     }
+#pragma unroll 1
     for (int i = threadIdx.x; i < MS_TILE; i += MS_THREADS) {
         keys[base + i] = s_key[i];
         vals[base + i] = s_val[i];
