@@ -5,8 +5,8 @@ Every step takes the group of runnable warps at the lowest PC and executes that
 instruction for all of them at once (one NumPy operation over all their active
 lanes). Lowest-PC-first lets warps that fell behind catch up, so groups stay
 large. A warp's current SIMT entry lives in arrays (`pc`, `rpc`, `mask`); the
-entries beneath it (pending paths and reconvergence entries) in a Python list per
-warp, touched only at divergence and reconvergence.
+entries beneath it (pending paths and reconvergence entries) in per-warp stack
+arrays, so divergence and reconvergence of many warps are batch operations too.
 """
 
 from __future__ import annotations
@@ -52,7 +52,11 @@ class ChunkRunner:
             first[-1] = np.uint32((1 << (tpc % 32)) - 1)
         self.mask = np.tile(first, st.n_ctas)
         self.exited = np.zeros(n_w, dtype=np.uint32)
-        self.stacks: dict[int, list[tuple[int, int, int]]] = {}
+        # SIMT stacks beneath the current entry: (pc, rpc, mask) per level, `depth` levels per warp
+        self.depth = np.zeros(n_w, dtype=np.int64)
+        self.stk_pc = np.zeros((n_w, 4), dtype=np.int64)
+        self.stk_rpc = np.zeros((n_w, 4), dtype=np.int64)
+        self.stk_mask = np.zeros((n_w, 4), dtype=np.uint32)
         self.groups: dict[int, list[np.ndarray]] = {0: [np.arange(n_w, dtype=np.int64)]}
         self.heap = [0]
         self.live = np.full(st.n_ctas, wpc, dtype=np.int64)  # unfinished warps per CTA
@@ -85,35 +89,52 @@ class ChunkRunner:
         stay = warps[~hit]
         self.pc[stay] = new_pc
         self._enqueue(stay, new_pc)
-        self._pop_many(warps[hit].tolist())
+        self._pop_many(warps[hit])
 
-    def _pop_many(self, warps: list[int]) -> None:
-        """Pop the finished top entry of each warp and enqueue the warps by their new PC."""
-        resumed: dict[int, list[int]] = {}
-        for w in warps:
-            pc = self._pop(w)
-            if pc is not None:
-                resumed.setdefault(pc, []).append(w)
-        for pc, ws in resumed.items():
-            self._enqueue(np.array(ws, dtype=np.int64), pc)
+    def _push(self, warps: np.ndarray, pcs, rpcs, masks) -> None:
+        """Push one SIMT entry on each of `warps` (values broadcast)."""
+        need = int(self.depth[warps].max()) + 1
+        if need > self.stk_pc.shape[1]:
+            grow = max(need, 2 * self.stk_pc.shape[1]) - self.stk_pc.shape[1]
+            self.stk_pc = np.pad(self.stk_pc, ((0, 0), (0, grow)))
+            self.stk_rpc = np.pad(self.stk_rpc, ((0, 0), (0, grow)))
+            self.stk_mask = np.pad(self.stk_mask, ((0, 0), (0, grow)))
+        d = self.depth[warps]
+        self.stk_pc[warps, d] = pcs
+        self.stk_rpc[warps, d] = rpcs
+        self.stk_mask[warps, d] = masks
+        self.depth[warps] = d + 1
 
-    def _pop(self, w: int) -> int | None:
-        """The top entry of warp w is done: make the entry beneath it current and
-        return its PC, or retire the warp (None)."""
-        stack = self.stacks.get(w)
-        while stack:
-            pc, rpc, mask = stack.pop()
-            mask &= ~int(self.exited[w]) & 0xFFFFFFFF
-            if mask == 0:
-                continue
-            self.rpc[w] = rpc
-            self.mask[w] = mask
-            if pc == rpc:  # an empty path: already at its reconvergence point
-                continue
-            self.pc[w] = pc
-            return pc
-        self._finish(w)
-        return None
+    def _pop_many(self, warps) -> None:
+        """The top entries of `warps` are done: resume the entries beneath them (skipping
+        emptied or already-reconverged ones) and enqueue by PC; retire warps with none."""
+        todo = np.asarray(warps, dtype=np.int64)
+        while todo.size:
+            d = self.depth[todo]
+            empty = d == 0
+            if empty.any():
+                self._finish_many(todo[empty])
+                todo, d = todo[~empty], d[~empty]
+                if not todo.size:
+                    return
+            d = d - 1
+            self.depth[todo] = d
+            pcs = self.stk_pc[todo, d]
+            rpcs = self.stk_rpc[todo, d]
+            masks = self.stk_mask[todo, d] & ~self.exited[todo]
+            go = (masks != 0) & (pcs != rpcs)
+            ready = todo[go]
+            if ready.size:
+                self.rpc[ready] = rpcs[go]
+                self.mask[ready] = masks[go]
+                new_pcs = pcs[go]
+                self.pc[ready] = new_pcs
+                if ready.size == 1 or (new_pcs == new_pcs[0]).all():
+                    self._enqueue(ready, int(new_pcs[0]))
+                else:
+                    for p in np.unique(new_pcs).tolist():
+                        self._enqueue(ready[new_pcs == p], p)
+            todo = todo[~go]
 
     def _finish_many(self, warps: np.ndarray) -> None:
         """Retire warps with empty SIMT stacks (the common end of a kernel)."""
@@ -125,13 +146,6 @@ class ChunkRunner:
         if self.waiting:
             for cta in np.unique(ctas).tolist():
                 self._check_barriers(cta)
-
-    def _finish(self, w: int) -> None:
-        self.mask[w] = 0
-        self.stacks.pop(w, None)
-        cta = w // self.wpc
-        self.live[cta] -= 1
-        self._check_barriers(cta)
 
     # ------------------------------------------------------------ main loop
 
@@ -154,7 +168,8 @@ class ChunkRunner:
                 idx = (warps[:, None] * 32 + LANES).ravel()
                 pos = None
             else:
-                rows, lanes = np.nonzero(((masks[:, None] >> LANES_U32) & 1).astype(bool))
+                flat = np.flatnonzero(np.unpackbits(masks.view(np.uint8), bitorder="little"))
+                rows, lanes = flat >> 5, flat & 31
                 idx = warps[rows] * 32 + lanes
                 pos = (rows, lanes)
             guard = guards[pc]
@@ -222,27 +237,25 @@ class ChunkRunner:
             rp = self.ck.reconvergence(pc)
             dw = warps[div]
             taken_d = taken[div]
-            for w, t_mask, m in zip(dw.tolist(), taken_d.tolist(), masks[div].tolist()):
-                stack = self.stacks.setdefault(w, [])
-                if rp != EXIT:
-                    stack.append((rp, int(self.rpc[w]), m))
-                stack.append((pc + 1, rp, m & ~t_mask))
+            if rp != EXIT:
+                self._push(dw, rp, self.rpc[dw], masks[div])
+            self._push(dw, pc + 1, rp, masks[div] & ~taken_d)
             self.mask[dw] = taken_d
             self.rpc[dw] = rp
             self.move(dw, target)
 
     def _diverge(self, w: int, paths: list[tuple[int, int]], rp: int, mask: int) -> None:
         """Split warp w into `paths` [(pc, lanes)], reconverging at `rp`."""
-        stack = self.stacks.setdefault(w, [])
+        one = np.array([w], dtype=np.int64)
         if rp != EXIT:
-            stack.append((rp, int(self.rpc[w]), mask))
+            self._push(one, rp, self.rpc[w], mask)
         for p, m in paths[1:]:
             if m:
-                stack.append((p, rp, m))
+                self._push(one, p, rp, m)
         first_pc, first_mask = paths[0]
         self.mask[w] = first_mask
         self.rpc[w] = rp
-        self.move(np.array([w], dtype=np.int64), first_pc)
+        self.move(one, first_pc)
 
     def _brx(self, pc, warps, eidx) -> None:
         sel = self.ck.runs[pc](self.st, eidx)
@@ -275,11 +288,7 @@ class ChunkRunner:
         self.move(warps[cont], pc + 1)
         done = warps[~cont]
         if done.size:
-            stacked = np.array([bool(self.stacks.get(w)) for w in done.tolist()]) if self.stacks else None
-            if stacked is not None and stacked.any():
-                self._pop_many(done[stacked].tolist())
-                done = done[~stacked]
-            self._finish_many(done)
+            self._pop_many(done)
 
     # ------------------------------------------------------------ barriers
 

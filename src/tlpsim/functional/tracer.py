@@ -179,7 +179,7 @@ class TraceRecorder:
             pc = warp = mem = np.zeros(0, dtype=np.int32)
             active = executed = np.zeros(0, dtype=np.uint32)
             vclass = np.zeros(0, dtype=np.int8)
-        order = np.argsort(warp, kind="stable")
+        order = _stable_order(warp, self.n_warps)
         warp_sorted = warp[order]
         offsets = np.searchsorted(warp_sorted, np.arange(self.n_warps + 1)).astype(np.int64)
         counts_mem = np.concatenate(self.mem_counts) if self.mem_counts else np.zeros(0, dtype=np.int64)
@@ -196,3 +196,12 @@ class TraceRecorder:
             mem_bank_degree=np.concatenate(self.bank_degree) if self.bank_degree else np.zeros(0, dtype=np.int16),
             warp_cta=(np.arange(self.n_warps) // max(self.warps_per_cta, 1)).astype(np.int32),
             opclasses=opclasses, meta=meta or {})
+
+
+def _stable_order(warp: np.ndarray, n_warps: int) -> np.ndarray:
+    """Stable sort permutation by warp id with 16-bit radix passes (O(rows))."""
+    order = np.argsort((warp & 0xFFFF).astype(np.uint16), kind="stable")
+    if n_warps > 0xFFFF:
+        hi = (warp >> 16).astype(np.uint16)[order]
+        order = order[np.argsort(hi, kind="stable")]
+    return order

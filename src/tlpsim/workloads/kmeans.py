@@ -27,7 +27,7 @@ def _points(n, k, rng):
 def _check_assignment(name, feat64, cent, member):
     """The chosen centroid must be a nearest one: its float64 distance may exceed the
     minimum only by float32 rounding of a 34-term sum (relative 1e-5)."""
-    d = ((feat64[:, None, :] - cent.astype(np.float64)[None, :, :]) ** 2).sum(axis=2)
+    d = np.stack([((feat64 - c) ** 2).sum(axis=1) for c in cent.astype(np.float64)], axis=1)
     dmin = d.min(axis=1)
     if member.min() < 0 or member.max() >= cent.shape[0]:
         return Check(name, False, float("inf"), 1e-5)

@@ -32,10 +32,10 @@ def _mix32(v):
     return v
 
 
-def _uniform_pairs(n_threads, pairs, seed):
-    """The uniforms every device thread draws: array [pairs, 2, n_threads] (float64,
-    exact copies of the device's float32 values)."""
-    gid = np.arange(n_threads, dtype=np.uint64)
+def _uniform_pairs(first, n_threads, pairs, seed):
+    """The uniforms device threads first .. first+n_threads-1 draw: array
+    [pairs, 2, n_threads] (float64, exact copies of the device's float32 values)."""
+    gid = np.arange(first, first + n_threads, dtype=np.uint64)
     seed = np.uint64(seed)
     x, y, z, w = (_mix32((gid * np.uint64(4) + np.uint64(j) + seed) & M32) for j in range(4))
     w |= np.uint64(1)
@@ -47,6 +47,37 @@ def _uniform_pairs(n_threads, pairs, seed):
             w = w ^ (w >> np.uint64(19)) ^ (t ^ (t >> np.uint64(8)))
             out[p, j] = ((w >> np.uint64(8)) + np.uint64(1)).astype(np.float64) * 2.0 ** -24
     return out
+
+
+def _reference(spot, strike, years, bpo, pairs, seed):
+    """Replay every thread's random stream and price it in float64, a few options at a
+    time. Threads are numbered option-major, then CTA, then lane. Returns the per-CTA
+    (sum, sum of squares) partials, the mean payoff and its unbiased variance."""
+    n_opt = len(spot)
+    per_opt = bpo * THREADS
+    paths = per_opt * pairs * 2
+    r, v = float(np.float32(RATE)), float(np.float32(VOL))
+    two_pi = float(np.float32(6.28318530717958648))
+    pi = float(np.float32(3.14159265358979324))
+    partial = np.zeros((n_opt, bpo, 2))
+    mean = np.zeros(n_opt)
+    var = np.zeros(n_opt)
+    chunk = max(1, (1 << 16) // per_opt)
+    for o0 in range(0, n_opt, chunk):
+        o1 = min(n_opt, o0 + chunk)
+        u = _uniform_pairs(o0 * per_opt, (o1 - o0) * per_opt, pairs, seed).reshape(pairs, 2, o1 - o0, per_opt)
+        s0, k, t = (a[o0:o1].astype(np.float64)[:, None] for a in (spot, strike, years))
+        radius = np.sqrt(-2.0 * np.log(u[:, 0]))
+        angle = two_pi * u[:, 1] - pi
+        z = np.stack([radius * np.cos(angle), radius * np.sin(angle)])      # [2, pairs, opt, thread]
+        pay = np.maximum(s0 * np.exp((r - 0.5 * v * v) * t + v * np.sqrt(t) * z) - k, 0.0)
+        per_cta = pay.reshape(2, pairs, o1 - o0, bpo, THREADS)
+        partial[o0:o1, :, 0] = per_cta.sum(axis=(0, 1, 4))
+        partial[o0:o1, :, 1] = (per_cta ** 2).sum(axis=(0, 1, 4))
+        m = pay.sum(axis=(0, 1, 3)) / paths
+        mean[o0:o1] = m
+        var[o0:o1] = np.maximum((pay ** 2).sum(axis=(0, 1, 3)) / paths - m ** 2, 0) * paths / (paths - 1)
+    return partial, mean, var
 
 
 @register("montecarlo", "Monte-Carlo option pricing: in-kernel xorshift RNG, Box-Muller, CTA reduction",
@@ -71,19 +102,8 @@ def run(size, rng):
     final_k(((n_opt + 127) // 128,), (128,), (d_partial, d_years, d_price, d_err, np.float32(RATE),
                                               np.int32(bpo), np.int32(paths), np.int32(n_opt)))
 
-    # replay: threads are numbered option-major, then CTA, then lane
-    u = _uniform_pairs(n_opt * bpo * THREADS, pairs, seed).reshape(pairs, 2, n_opt, bpo * THREADS)
-    r, v = float(np.float32(RATE)), float(np.float32(VOL))
-    s0, k, t = (a.astype(np.float64)[:, None] for a in (spot, strike, years))
-    radius = np.sqrt(-2.0 * np.log(u[:, 0]))
-    angle = float(np.float32(6.28318530717958648)) * u[:, 1] - float(np.float32(3.14159265358979324))
-    z = np.stack([radius * np.cos(angle), radius * np.sin(angle)])      # [2, pairs, opt, threads]
-    pay = np.maximum(s0 * np.exp((r - 0.5 * v * v) * t + v * np.sqrt(t) * z) - k, 0.0)
-    per_cta = pay.reshape(2, pairs, n_opt, bpo, THREADS)
-    ref_partial = np.stack([per_cta.sum(axis=(0, 1, 4)), (per_cta ** 2).sum(axis=(0, 1, 4))], axis=-1)
-    mean = pay.sum(axis=(0, 1, 3)) / paths
-    var = np.maximum((pay ** 2).sum(axis=(0, 1, 3)) / paths - mean ** 2, 0) * paths / (paths - 1)
-    disc = np.exp(-r * years.astype(np.float64))
+    ref_partial, mean, var = _reference(spot, strike, years, bpo, pairs, seed)
+    disc = np.exp(-float(np.float32(RATE)) * years.astype(np.float64))
     # The fast intrinsics (__logf, __sinf, __cosf, __expf) differ from float64 by
     # ~2^-21 per sample; float32 sums over <= 2*pairs terms per thread and a
     # 256-leaf tree add ~1e-6 relative. Payoffs are non-negative sums, so rtol 2e-4
