@@ -18,14 +18,14 @@ $(STAMP): requirements.lock pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/tlpsim compile tests/corpus/27_matmul_tiled.cu
-	$(BIN)/tlpsim ptx tests/data/golden_branches.ptx
+	$(BIN)/tlpsim run sgemm --size small
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/parse_speed.py
+	$(BIN)/python benchmarks/functional_speed.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

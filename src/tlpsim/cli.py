@@ -142,8 +142,8 @@ def run_cmd(workload: str, size: str, mode: str, seed: int, as_json: bool) -> No
                      "shared_bytes": (rec.resources.shared_bytes if rec.resources else 0) + rec.shared_mem,
                      "warp_instructions": rec.warp_instructions, "thread_instructions": rec.thread_instructions,
                      "wall_seconds": round(rec.wall_seconds, 4), "mthread_inst_per_s": round(rate, 2)})
-    checks = [{"name": c.name, "ok": c.ok, "max_error": c.max_error, "tolerance": c.tolerance}
-              for c in result.checks]
+    checks = [{"name": c.name, "ok": c.ok, "max_error": c.max_error, "tolerance": c.tolerance,
+               "detail": c.detail} for c in result.checks]
     if as_json:
         click.echo(json.dumps({"workload": workload, "size": size, "mode": mode, "seed": seed,
                                "verified": result.verified, "launches": rows, "checks": checks,
@@ -155,9 +155,14 @@ def run_cmd(workload: str, size: str, mode: str, seed: int, as_json: bool) -> No
                [[r["launch"], r["kernel"], "x".join(map(str, r["grid"])), "x".join(map(str, r["block"])),
                  r["registers"], r["shared_bytes"], r["warp_instructions"], r["thread_instructions"],
                  r["wall_seconds"], r["mthread_inst_per_s"]] for r in rows])
+        for rec in result.launches[:1] if len(result.launches) > 3 else result.launches:
+            if rec.trace is not None:
+                _print_trace_summary(rec.trace.summary(), indent="  ")
+        if len(result.launches) > 3:
+            click.echo(f"  ... trace summaries of {len(result.launches) - 1} more launches: tlpsim trace {workload}")
         for c in checks:
-            click.echo(f"verify {c['name']}: {'OK' if c['ok'] else 'FAILED'} "
-                       f"(max error {c['max_error']:.3g}, tolerance {c['tolerance']:.3g})")
+            why = c["detail"] or f"max error {c['max_error']:.3g}, tolerance {c['tolerance']:.3g}"
+            click.echo(f"verify {c['name']}: {'OK' if c['ok'] else 'FAILED'} ({why})")
         click.echo(f"total wall time {result.wall_seconds:.2f} s")
     if not result.verified:
         sys.exit(1)
@@ -219,15 +224,19 @@ def trace_cmd(workload: str, size: str, as_json: bool) -> None:
         click.echo(json.dumps(summaries, indent=2))
         return
     for s in summaries:
-        click.echo(f"kernel {s['kernel']}  grid {s['grid']}  block {s['block']}  warps {s['warps']}")
-        click.echo(f"  warp instructions {s['warp_instructions']}, thread instructions {s['thread_instructions']}, "
-                   f"avg active lanes {s['avg_active_lanes']:.1f}/32")
-        n = sum(s["mix"].values()) or 1
-        click.echo("  mix: " + ", ".join(f"{k} {100 * v / n:.0f}%" for k, v in
-                                         sorted(s["mix"].items(), key=lambda kv: -kv[1])))
-        click.echo(f"  memory: {s['memory_instructions']} warp accesses, footprint {s['footprint_bytes']} B, "
-                   f"{s['avg_sectors_per_global_access']:.2f} sectors/global access, "
-                   f"shared bank-conflict degree {s['avg_shared_bank_degree']:.2f}")
+        _print_trace_summary(s)
+
+
+def _print_trace_summary(s: dict, indent: str = "") -> None:
+    click.echo(f"{indent}kernel {s['kernel']}  grid {s['grid']}  block {s['block']}  warps {s['warps']}")
+    click.echo(f"{indent}  warp instructions {s['warp_instructions']}, thread instructions "
+               f"{s['thread_instructions']}, avg active lanes {s['avg_active_lanes']:.1f}/32")
+    n = sum(s["mix"].values()) or 1
+    click.echo(f"{indent}  mix: " + ", ".join(f"{k} {100 * v / n:.0f}%" for k, v in
+                                              sorted(s["mix"].items(), key=lambda kv: -kv[1])))
+    click.echo(f"{indent}  memory: {s['memory_instructions']} warp accesses, footprint {s['footprint_bytes']} B, "
+               f"{s['avg_sectors_per_global_access']:.2f} sectors/global access, "
+               f"shared bank-conflict degree {s['avg_shared_bank_degree']:.2f}")
 
 
 def _table(heads, rows) -> None:

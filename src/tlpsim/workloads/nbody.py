@@ -13,7 +13,7 @@ BLOCK = 128            # NB_BLOCK in nbody.cu
 DT = np.float32(0.005)
 EPS2 = np.float32(1e-3)
 # (bodies, time steps); paper ~ the SDK sample's default body counts
-SIZES = {"tiny": (256, 2), "small": (2048, 1), "paper": (16384, 2)}
+SIZES = {"tiny": (256, 2), "small": (1920, 1), "paper": (16384, 2)}
 
 
 def _accel(pos, mass, eps2):
@@ -60,9 +60,9 @@ def run(size, rng):
         pscale += (mag * float(DT) + np.abs(vel).max(1)) * float(DT) + np.abs(pos).max(1)
     # Each pair term carries a few ulp (rsqrt, cubing) and the n-term float32 sum
     # loses ~2^-24 of the partial sum per step, mostly cancelling: relative to the
-    # scales above everything stays below 1e-5 (a missing tile is > 1e-2).
+    # scales above everything stays below 2e-6 (measured 7e-8; a missing tile is > 1e-3).
     return [compare("velocity (relative to error scale)", got_v[:, :3] / vscale[:, None], vel / vscale[:, None],
-                    atol=1e-5),
+                    atol=2e-6),
             compare("position (relative to error scale)", got_p[:, :3] / pscale[:, None], pos / pscale[:, None],
-                    atol=1e-5),
+                    atol=2e-6),
             compare("mass carried", got_p[:, 3], mass)]

@@ -27,6 +27,7 @@ class Check:
     ok: bool
     max_error: float
     tolerance: float
+    detail: str = ""  # human-readable error summary
 
 
 @dataclass
@@ -101,20 +102,31 @@ def get_workload(name: str) -> Workload:
 
 
 def compare(name: str, got: np.ndarray, ref: np.ndarray, rtol: float = 0.0, atol: float = 0.0) -> Check:
-    """Check `got` against `ref`; the reported error is max |got-ref| / (atol + rtol*|ref|) style."""
+    """Check `got` against `ref` elementwise: |got - ref| <= atol + rtol * |ref| (exact
+    when both tolerances are 0). `max_error` is the worst |got-ref| / (atol + rtol*|ref|),
+    so the check passes when it is <= 1 (`tolerance`)."""
     got = np.asarray(got)
     ref = np.asarray(ref)
     if got.shape != ref.shape:
-        return Check(name, False, float("inf"), rtol or atol)
-    if got.dtype.kind in "iub" and ref.dtype.kind in "iub" and rtol == 0 and atol == 0:
-        diff = np.abs(got.astype(np.int64) - ref.astype(np.int64))
-        return Check(name, bool((diff == 0).all()), float(diff.max() if diff.size else 0), 0.0)
+        return Check(name, False, float("inf"), 1.0, f"shape {got.shape} != reference {ref.shape}")
+    if rtol == 0 and atol == 0:
+        if got.dtype.kind in "iub" and ref.dtype.kind in "iub":
+            bad = got.astype(np.int64) != ref.astype(np.int64)
+        else:
+            bad = ~((got == ref) | (np.isnan(got.astype(np.float64)) & np.isnan(ref.astype(np.float64))))
+        n_bad = int(bad.sum())
+        return Check(name, n_bad == 0, float(n_bad), 0.0, f"{n_bad} of {got.size} elements differ (exact check)")
     g = got.astype(np.float64)
     r = ref.astype(np.float64)
     err = np.abs(g - r)
-    ok = bool(np.all(err <= atol + rtol * np.abs(r)) and not np.isnan(g).any() or np.array_equal(g, r, equal_nan=True))
+    both_nan = np.isnan(g) & np.isnan(r)
+    ratio = np.where(both_nan, 0.0, err / (atol + rtol * np.abs(r)))
+    ratio = np.where(np.isnan(ratio), np.inf, ratio)
+    worst = float(ratio.max()) if ratio.size else 0.0
     rel = err / np.maximum(np.abs(r), 1e-30)
-    return Check(name, ok, float(rel.max() if rel.size else 0.0), rtol or atol)
+    detail = (f"max |err| {float(np.nanmax(err)) if err.size else 0:.3g}, "
+              f"max rel err {float(np.nanmax(rel)) if rel.size else 0:.3g} (rtol {rtol:g}, atol {atol:g})")
+    return Check(name, worst <= 1.0, worst, 1.0, detail)
 
 
 def kernel_source(workload_source: str) -> str:

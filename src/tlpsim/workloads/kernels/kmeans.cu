@@ -71,10 +71,12 @@ extern "C" __global__ void kmeans_accumulate(const float* __restrict__ feat, con
                                              float* __restrict__ sums, int* __restrict__ counts,
                                              int npoints, int k) {
     // one private copy of the (cluster, feature) sums per warp: 8 x 16 x 34 floats =
-    // 17 KiB of shared memory, so shared memory is what limits this kernel's occupancy
+    // 17 KiB of shared memory, so shared memory (2 CTAs per Fermi SM) is what limits
+    // this kernel's occupancy
     __shared__ float s_sum[ACC_WARPS][MAXK * NF];
     __shared__ int s_cnt[ACC_WARPS][MAXK];
     const int warp = threadIdx.x / 32;
+#pragma unroll 1
     for (int i = threadIdx.x; i < ACC_WARPS * MAXK * NF; i += ACC_THREADS) (&s_sum[0][0])[i] = 0.0f;
     if (threadIdx.x < ACC_WARPS * MAXK) (&s_cnt[0][0])[threadIdx.x] = 0;
     __syncthreads();
@@ -89,13 +91,13 @@ extern "C" __global__ void kmeans_accumulate(const float* __restrict__ feat, con
 
     for (int i = threadIdx.x; i < k * NF; i += ACC_THREADS) {
         float v = 0.0f;
-#pragma unroll
+#pragma unroll 4
         for (int w = 0; w < ACC_WARPS; ++w) v += s_sum[w][i];
         if (v != 0.0f) atomicAdd(&sums[i], v);
     }
     if (threadIdx.x < k) {
         int n = 0;
-#pragma unroll
+#pragma unroll 4
         for (int w = 0; w < ACC_WARPS; ++w) n += s_cnt[w][threadIdx.x];
         if (n != 0) atomicAdd(&counts[threadIdx.x], n);
     }
