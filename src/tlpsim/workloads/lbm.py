@@ -20,8 +20,9 @@ OPP = np.array([0] + [q + 1 if q % 2 else q - 1 for q in range(1, 19)])
 BLOCK = (32, 4, 1)
 OMEGA = 1.6
 FORCE_X = 1e-5
-# (nx, ny, nz, time steps); nx a multiple of 32, ny of 4. paper ~ Parboil LBM "short" (120x120x150)
-SIZES = {"tiny": (32, 8, 8, 3), "small": (64, 32, 16, 4), "paper": (128, 128, 128, 20)}
+# (nx, ny, nz, time steps); nx a multiple of 32, ny of 4.
+# paper approaches Parboil LBM "short" (120x120x150, 2.2M cells)
+SIZES = {"tiny": (32, 8, 8, 3), "small": (64, 32, 16, 4), "paper": (96, 96, 96, 10)}
 
 
 def _equilibrium(rho, u):
