@@ -1,0 +1,1 @@
+"""Operand storage: register file organisations (one module per mechanism)."""

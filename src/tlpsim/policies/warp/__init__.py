@@ -1,0 +1,1 @@
+"""Warp schedulers: which eligible warp issues (one module per policy)."""

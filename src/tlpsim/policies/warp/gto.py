@@ -1,0 +1,23 @@
+"""Greedy-then-oldest (Rogers et al., MICRO 2012): keep issuing from the same warp
+until it stalls, then switch to the oldest ready warp."""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from tlpsim.policies.registry import register
+from tlpsim.policies.warp.base import WarpScheduler, WarpView
+
+
+@register("warp_scheduler", "gto")
+class GreedyThenOldest(WarpScheduler):
+    def __init__(self, params=None, n_slots: int = 64) -> None:
+        super().__init__(params, n_slots)
+        self.greedy = -1
+
+    def order(self, ready: Sequence[WarpView], now: int) -> Iterable[WarpView]:
+        g = self.greedy
+        return sorted(ready, key=lambda w: (w.slot != g, w.age))
+
+    def on_issue(self, warp: WarpView, now: int, long_latency: bool) -> None:
+        self.greedy = warp.slot

@@ -1,0 +1,330 @@
+"""A streaming multiprocessor: wires fetch, scoreboard, warp schedulers, operand
+storage, execution pipelines and the LD/ST unit, and owns warp and CTA slots.
+
+Per cycle, in reverse pipeline order so a result is not consumed in the cycle it
+is produced: writebacks due now release scoreboard bits; the LD/ST unit advances
+one access; each scheduler issues at most one instruction from its ready warps;
+one warp's instruction buffer is refilled. Work is proportional to events: ready
+warps are kept in per-scheduler sets, writebacks in a heap, and an SM with nothing
+to do sleeps until its next writeback, a freed unit, or a memory reply.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+
+from tlpsim.timing.engine import ClockDomain, Component
+from tlpsim.timing.static import DP, K_ALU, K_BAR, K_BRANCH, K_EXIT, K_MEM, K_NOP, LDST, SFU, SP
+from tlpsim.timing.stats import ACTIVE, CORE_STALL, IDLE, MEM_STALL, SMStats
+from tlpsim.timing.warp import CTA, Warp
+
+
+class SMParams:
+    """The SM numbers the core model needs (taken from the typed config by the GPU)."""
+
+    def __init__(self, *, max_warps=48, max_ctas=8, n_schedulers=2, ibuf_entries=2, units=None,
+                 l1d=None) -> None:
+        self.max_warps = max_warps
+        self.max_ctas = max_ctas
+        self.n_schedulers = n_schedulers
+        self.ibuf_entries = ibuf_entries
+        # pipelines per class (GTX480: 2 SP, 1 SFU; DP ops issue to the SP pipes with their own latency)
+        self.units = units or {SP: 2, SFU: 1, DP: 1}
+
+
+class SM(Component):
+    name = "sm"
+
+    def __init__(self, sm_id: int, domain: ClockDomain, params: SMParams, schedulers: list, operands,
+                 allocator, ldst, on_cta_done) -> None:
+        super().__init__(domain)
+        self.id = sm_id
+        self.p = params
+        self.policies = schedulers          # one WarpScheduler policy per scheduler unit
+        self.operands = operands            # OperandStorage
+        self.allocator = allocator          # ResourceAllocator
+        self.ldst = ldst                    # LdstUnit
+        ldst.sm = self
+        self.on_cta_done = on_cta_done
+        self.stats = SMStats()
+        self.warps: list[Warp | None] = [None] * params.max_warps
+        self.ctas: list[CTA | None] = [None] * params.max_ctas
+        self.n_warps = 0
+        self.n_ctas = 0
+        self.ready: list[set[int]] = [set() for _ in range(params.n_schedulers)]
+        self.fetchq: deque[int] = deque()
+        self.wb: list[tuple] = []  # (cycle, seq, warp, mask, from_mem): warp objects, so reused slots are safe
+        self.seq = 0
+        self.unit_free = {u: [0] * n for u, n in params.units.items()}
+        self.last_class = IDLE
+        self.age = 0
+
+    # ------------------------------------------------------------ CTA management
+
+    def can_accept(self, run) -> bool:
+        return self.n_ctas < self.p.max_ctas and self.allocator.fits(run.kres)
+
+    def launch_cta(self, run, index: int, now: int) -> None:
+        slot = self.ctas.index(None)
+        cta = CTA(slot, run, index)
+        cta.alloc = self.allocator.allocate(run.kres)
+        self.ctas[slot] = cta
+        self.n_ctas += 1
+        wpc = run.trace.warps_per_cta
+        for k in range(wpc):
+            ws = self.warps.index(None)
+            w = Warp(ws, ws % self.p.n_schedulers, cta, run, index * wpc + k, self.age)
+            self.age += 1
+            self.warps[ws] = w
+            self.n_warps += 1
+            cta.warps.append(w)
+            if not w.done:
+                cta.live += 1
+                self._want_fetch(w)
+        if cta.live == 0:
+            self._retire_cta(cta, now)
+        self.wake()
+
+    def _retire_cta(self, cta: CTA, now: int) -> None:
+        for w in cta.warps:
+            self.warps[w.slot] = None
+            self.n_warps -= 1
+            for pol in self.policies:
+                pol.on_finish(w.slot)
+        self.ctas[cta.slot] = None
+        self.n_ctas -= 1
+        self.allocator.release(cta.alloc)
+        self.stats.ctas_done += 1
+        cta.run.ctas_done += 1
+        self.on_cta_done(self, cta.run, now)
+
+    # ------------------------------------------------------------ readiness
+
+    def _want_fetch(self, w: Warp) -> None:
+        if not w.in_fetch and not w.done and w.ibuf == 0 and w.pos < w.n:
+            w.in_fetch = True
+            self.fetchq.append(w.slot)
+
+    def _update_ready(self, w: Warp) -> None:
+        rs = self.ready[w.sched]
+        if w.done or w.at_barrier or w.ibuf == 0:
+            rs.discard(w.slot)
+            w.mem_blocked = False
+            return
+        si = w.run.static.instrs[w.pcs[w.pos]]
+        block = w.pending & (si.src_mask | si.dst_mask)
+        if block:
+            rs.discard(w.slot)
+            w.mem_blocked = bool(block & w.pending_mem)
+        else:
+            rs.add(w.slot)
+            w.mem_blocked = False
+
+    def complete(self, w: Warp, mask: int, cycle: int, from_mem: bool) -> None:
+        """Schedule the writeback of `mask` for warp `w` at `cycle` (called by the
+        pipelines at issue and by the LD/ST unit when data arrives)."""
+        self.seq += 1
+        heapq.heappush(self.wb, (cycle, self.seq, w, mask, int(from_mem)))
+        self.wake_at(cycle)
+
+    # ------------------------------------------------------------ the cycle
+
+    def busy(self) -> bool:
+        return self.n_warps > 0 or bool(self.wb) or self.ldst.busy()
+
+    def tick(self, now: int) -> bool:
+        progress = False
+        # 1. writebacks due
+        wb = self.wb
+        while wb and wb[0][0] <= now:
+            _, _, w, mask, from_mem = heapq.heappop(wb)
+            if w.done and self.warps[w.slot] is not w:
+                continue
+            w.pending &= ~mask
+            if from_mem:
+                w.pending_mem &= ~mask
+            self.operands.write(w.slot, (), now)
+            self._update_ready(w)
+            progress = True
+        # 2. LD/ST unit
+        if self.ldst.tick(now):
+            progress = True
+        # 3. issue
+        issued = 0
+        structural = False
+        if self.n_warps:
+            for s, rs in enumerate(self.ready):
+                if not rs:
+                    continue
+                got = self._issue(s, rs, now)
+                if got:
+                    issued += 1
+                else:
+                    structural = True
+        # 4. fetch: one warp's instruction buffer per cycle
+        if self.fetchq:
+            slot = self.fetchq.popleft()
+            w = self.warps[slot]
+            if w is not None:
+                w.in_fetch = False
+                w.ibuf = min(self.p.ibuf_entries, w.n - w.pos)
+                self._update_ready(w)
+            progress = True
+        # 5. statistics of this cycle
+        cls = self._classify(issued, structural)
+        st = self.stats
+        st.cycles[cls] += 1
+        if self.n_warps:
+            st.issue_slots += self.p.n_schedulers
+            st.resident_warp_cycles += self.n_warps
+            st.resident_cta_cycles += self.n_ctas
+        st.issued += issued
+        self.last_class = cls
+        if issued:
+            progress = True
+        if progress or self.fetchq or any(self.ready):
+            if not progress:  # ready warps blocked on a unit: sleep until it frees
+                nxt = self._next_unit_free(now)
+                if nxt is not None:
+                    self.wake_at(nxt)
+                    return False
+            return True
+        nxt = self.ldst.next_event(now)
+        if nxt is not None:
+            self.wake_at(nxt)
+        return False
+
+    def skipped(self, first: int, last: int) -> None:
+        n = last - first + 1
+        st = self.stats
+        st.cycles[self.last_class] += n
+        if self.n_warps:
+            st.issue_slots += self.p.n_schedulers * n
+            st.resident_warp_cycles += self.n_warps * n
+            st.resident_cta_cycles += self.n_ctas * n
+
+    def _classify(self, issued: int, structural: bool) -> str:
+        if issued:
+            return ACTIVE
+        if not self.n_warps:
+            return IDLE
+        if structural or self.ldst.stalled:
+            return CORE_STALL
+        if any(w is not None and w.mem_blocked for w in self.warps):
+            return MEM_STALL
+        if self.wb:
+            return CORE_STALL  # waiting on pipeline results
+        return IDLE
+
+    def _next_unit_free(self, now: int) -> int | None:
+        times = [t for frees in self.unit_free.values() for t in frees if t > now]
+        ev = self.operands.next_event(now)
+        if ev is not None:
+            times.append(ev)
+        ev = self.ldst.next_event(now)
+        if ev is not None:
+            times.append(ev)
+        return min(times) if times else now + 1
+
+    # ------------------------------------------------------------ issue
+
+    def _issue(self, s: int, rs: set, now: int) -> bool:
+        warps = self.warps
+        views = [warps[x].view for x in rs]
+        for v in self.policies[s].order(views, now):
+            w = warps[v.slot]
+            si = w.run.static.instrs[w.pcs[w.pos]]
+            if not self._dispatch(w, si, now):
+                continue
+            v.last_issue = now
+            self.policies[s].on_issue(v, now, si.kind == K_MEM and not si.is_store and si.space in
+                                      ("global", "local", "generic"))
+            st = self.stats
+            st.warp_insts += 1
+            st.thread_insts += w.lanes[w.pos]
+            st.opclass_insts[si.opclass] = st.opclass_insts.get(si.opclass, 0) + 1
+            w.pos += 1
+            w.ibuf -= 1
+            if w.pos >= w.n and si.kind != K_EXIT:
+                self._warp_done(w, now)
+            elif si.kind not in (K_BAR, K_EXIT):
+                if w.ibuf == 0:
+                    self._want_fetch(w)
+                self._update_ready(w)
+            return True
+        return False
+
+    def _dispatch(self, w: Warp, si, now: int) -> bool:
+        """Start `si` for `w` if its pipeline and operand storage accept it now."""
+        kind = si.kind
+        if kind == K_ALU or kind == K_BRANCH or kind == K_NOP:
+            frees = self.unit_free[si.unit if si.unit in self.unit_free else SP]
+            k = min(range(len(frees)), key=frees.__getitem__)
+            if frees[k] > now:
+                self.stats.add_stall("unit_busy")
+                return False
+            if not self.operands.can_issue(w.slot, si.unit, si.src_regs, now):
+                self.stats.add_stall("collector_full")
+                return False
+            start = self.operands.read(w.slot, si.unit, si.src_regs, now)
+            frees[k] = now + si.initiation
+            self.stats.unit_ops[si.unit] = self.stats.unit_ops.get(si.unit, 0) + 1
+            if si.dst_mask:
+                w.pending |= si.dst_mask
+                self.complete(w, si.dst_mask, start + si.latency, False)
+            return True
+        if kind == K_MEM:
+            if not self.ldst.can_accept():
+                self.stats.add_stall("ldst_busy")
+                return False
+            if not self.operands.can_issue(w.slot, LDST, si.src_regs, now):
+                self.stats.add_stall("collector_full")
+                return False
+            start = self.operands.read(w.slot, LDST, si.src_regs, now)
+            if si.dst_mask:
+                w.pending |= si.dst_mask
+                w.pending_mem |= si.dst_mask
+            self.ldst.accept(w, si, w.mem[w.pos], start)
+            self.stats.unit_ops[LDST] = self.stats.unit_ops.get(LDST, 0) + 1
+            return True
+        if kind == K_BAR:
+            w.at_barrier = True
+            self.ready[w.sched].discard(w.slot)
+            cta = w.cta
+            cta.arrived += 1
+            self._check_barrier(cta, now)
+            return True
+        if kind == K_EXIT:
+            self._warp_done(w, now)
+            return True
+        return True
+
+    def _check_barrier(self, cta: CTA, now: int) -> None:
+        if cta.arrived and cta.arrived >= cta.live:
+            cta.arrived = 0
+            for x in cta.warps:
+                if x.at_barrier:
+                    x.at_barrier = False
+                    if x.pos >= x.n:
+                        self._warp_done(x, now)
+                        continue
+                    if x.ibuf == 0:
+                        self._want_fetch(x)
+                    self._update_ready(x)
+
+    def _warp_done(self, w: Warp, now: int) -> None:
+        if w.done:
+            return
+        w.done = True
+        self.ready[w.sched].discard(w.slot)
+        cta = w.cta
+        cta.live -= 1
+        if cta.live == 0:
+            self._retire_when_drained(cta, now)
+        else:
+            self._check_barrier(cta, now)
+
+    def _retire_when_drained(self, cta: CTA, now: int) -> None:
+        # a CTA's slots are freed once its last warp exits (outstanding stores need no reply)
+        self._retire_cta(cta, now)

@@ -1,0 +1,60 @@
+"""Timing state of one resident warp and of one resident CTA."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tlpsim.policies.warp.base import WarpView
+
+
+def popcount32(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.uint32)
+    x = x - ((x >> 1) & 0x55555555)
+    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F
+    return ((x * np.uint32(0x01010101)) & 0xFFFFFFFF) >> 24
+
+
+class Warp:
+    """A warp occupying a slot: its instruction stream (from the trace) and the
+    state that decides when its next instruction may issue."""
+
+    __slots__ = ("slot", "sched", "cta", "run", "gwarp", "pcs", "lanes", "mem", "pos", "n", "pending",
+                 "pending_mem", "ibuf", "at_barrier", "done", "view", "mem_blocked", "in_fetch")
+
+    def __init__(self, slot: int, sched: int, cta, run, gwarp: int, age: int) -> None:
+        trace = run.trace
+        a, b = int(trace.warp_offsets[gwarp]), int(trace.warp_offsets[gwarp + 1])
+        self.slot = slot
+        self.sched = sched
+        self.cta = cta
+        self.run = run
+        self.gwarp = gwarp
+        self.pcs = trace.pc[a:b].tolist()
+        self.lanes = popcount32(trace.active[a:b]).tolist()
+        self.mem = trace.mem[a:b].tolist()
+        self.pos = 0
+        self.n = b - a
+        self.pending = 0        # register bits awaiting writeback
+        self.pending_mem = 0    # the subset written by outstanding memory instructions
+        self.ibuf = 0           # fetched instructions waiting to issue
+        self.at_barrier = False
+        self.done = self.n == 0
+        self.mem_blocked = False
+        self.in_fetch = False
+        self.view = WarpView(slot=slot, age=age, cta=cta.slot, last_issue=-1)
+
+
+class CTA:
+    """A resident thread block: its warps and barrier bookkeeping."""
+
+    __slots__ = ("slot", "run", "index", "warps", "live", "arrived", "alloc")
+
+    def __init__(self, slot: int, run, index: int) -> None:
+        self.slot = slot
+        self.run = run
+        self.index = index
+        self.warps: list[Warp] = []
+        self.live = 0
+        self.arrived = 0
+        self.alloc = None  # what the resource allocator granted
