@@ -46,7 +46,7 @@ def run(size, rng):
         k(grid, BLOCK, (energy, np.int32(nx), np.float32(SPACING), np.int32(count),
                         np.float32(1.0 / (CUTOFF * CUTOFF))))
 
-    # float64 reference, and sum |term| per point to scale the tolerance
+    # float64 reference, and per point the sum of |q/r| over atoms in range (error scale)
     a64 = atoms.astype(np.float64)
     gx = np.arange(nx, dtype=np.float64) * np.float32(SPACING)
     gy = np.arange(ny, dtype=np.float64) * np.float32(SPACING)

@@ -25,7 +25,7 @@ def dct_matrix():
 
 @register("dct8x8", "8x8 block DCT and inverse DCT of an image, 64x32 tiles in shared memory", "dct8x8.cu",
           stands_for=("DCT", "dct8x8", "DCT8x8"),
-          traits=("2d-grid", "shared-memory", "register-heavy", "barrier-heavy", "multi-kernel"))
+          traits=("2d-grid", "shared-memory", "register-heavy", "multi-kernel"))
 def run(size, rng):
     w, h = SIZES[size]
     # a smooth gradient plus texture, in 8-bit video range like the SDK test image

@@ -2,7 +2,7 @@
 
 One fused pull-stream + BGK-collide kernel per time step (ping-pong buffers),
 periodic box with solid walls at y = 0 and y = ny-1 plus spherical obstacles
-(bounce-back: a divergent branch), driven by a body force along x. The 19
+(bounce-back: a branch), driven by a body force along x. The 19
 distributions are held in registers (56 with -maxrregcount=63: register-
 limited on Fermi); each cell streams 19 floats in and 19 out."""
 
@@ -47,7 +47,7 @@ def _reference(f, solid, steps):
 
 @register("lbm", "lattice-Boltzmann D3Q19 stream+collide with bounce-back obstacles, one launch per step",
           "lbm.cu", stands_for=("LBM", "lbm"),
-          traits=("register-heavy", "memory-bound", "multi-kernel", "3d-grid", "divergent"))
+          traits=("register-heavy", "memory-bound", "multi-kernel", "3d-grid"))
 def run(size, rng):
     nx, ny, nz, steps = SIZES[size]
     z, y, x = np.meshgrid(np.arange(nz), np.arange(ny), np.arange(nx), indexing="ij")

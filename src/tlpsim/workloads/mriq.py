@@ -1,7 +1,7 @@
 """mriq: MRI-Q non-Cartesian reconstruction matrix (Parboil MRI-Q).
 
 Two kernels: |phi|^2 per k-space sample, then one ComputeQ launch per chunk of
-1024 samples copied into constant memory. Every thread owns a voxel and sums
+(up to) 1024 samples copied into constant memory. Every thread owns a voxel and sums
 |phi_k|^2 * (cos, sin)(2*pi k.x) over the chunk: SFU-heavy, compute-bound, with
 uniform (broadcast) constant-memory reads."""
 
@@ -10,16 +10,17 @@ import numpy as np
 import tlpsim as cp
 from tlpsim.workloads.registry import compare, kernel_source, register
 
-CHUNK = 1024  # must match MRIQ_CHUNK in mriq.cu
-# (voxels, k-space samples); paper = Parboil MRI-Q "small" (32^3 voxels, 3072 samples)
-SIZES = {"tiny": (512, 300), "small": (4096, 1536), "paper": (32768, 3072)}
+CHUNK = 1024  # must match MRIQ_CHUNK in mriq.cu (Parboil's samples per launch)
+# (voxels, k-space samples, samples per launch <= CHUNK);
+# paper = Parboil MRI-Q "small" (32^3 voxels, 3072 samples)
+SIZES = {"tiny": (256, 300, 128), "small": (4096, 1536, 1024), "paper": (32768, 3072, 1024)}
 
 
 @register("mriq", "MRI-Q: per-voxel sum of |phi|^2 (cos, sin)(2 pi k.x) over constant-memory sample chunks",
           "mriq.cu", stands_for=("MRI-Q", "mri-q"),
           traits=("sfu-heavy", "compute-bound", "constant-memory", "multi-kernel"))
 def run(size, rng):
-    num_x, num_k = SIZES[size]
+    num_x, num_k, per_launch = SIZES[size]
     # voxel coordinates in [-0.5, 0.5), k-space coordinates in [-1, 1): |2 pi k.x| < 3 pi
     pos = (rng.random((3, num_x), dtype=np.float32) - np.float32(0.5))
     kxyz = (rng.random((3, num_k), dtype=np.float32) * np.float32(2) - np.float32(1))
@@ -38,8 +39,8 @@ def run(size, rng):
     q_re, q_im = cp.zeros(num_x, np.float32), cp.zeros(num_x, np.float32)
     const = mod.get_global("c_ksamples")
     samples = np.zeros((CHUNK, 4), np.float32)
-    for base in range(0, num_k, CHUNK):
-        count = min(CHUNK, num_k - base)
+    for base in range(0, num_k, per_launch):
+        count = min(per_launch, num_k - base)
         samples[:] = 0
         samples[:count, :3] = kxyz[:, base:base + count].T
         samples[:count, 3] = phi_mag[base:base + count]

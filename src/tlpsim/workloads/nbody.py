@@ -31,7 +31,7 @@ def _accel(pos, mass, eps2):
 
 @register("nbody", "all-pairs n-body: shared-memory tiles of bodies, rsqrt per pair, one launch per step",
           "nbody.cu", stands_for=("NBODY", "nbody", "NB"),
-          traits=("compute-bound", "sfu-heavy", "shared-memory", "barrier-heavy", "multi-kernel"))
+          traits=("compute-bound", "sfu-heavy", "shared-memory", "multi-kernel"))
 def run(size, rng):
     n, steps = SIZES[size]
     pos0 = rng.standard_normal((n, 3)).astype(np.float32)

@@ -44,7 +44,7 @@ def run(size, rng):
     i_got, d_got = int(out_i.get()[0]), float(out_d.get()[0])
     i_exp = int(np.argmin(got))
     checks.append(compare("argmin index (of device distances)", np.array([i_got]), np.array([i_exp])))
-    checks.append(compare("min distance", np.array([d_got]), np.array([ref.min()]), rtol=3e-7))
+    checks.append(compare("min distance", np.array([d_got]), np.array([ref.min()]), rtol=5e-7))
     # per-CTA candidates: CTA b owns records i with (i // BLOCK) % blocks == b
     cta = (np.arange(n) // BLOCK) % blocks
     order = np.lexsort((np.arange(n), got, cta))

@@ -5,9 +5,10 @@
 //                  memory (16 KiB: keys + values); 256 threads, 4 compare-
 //                  exchanges each per step, a barrier after every step;
 //   ms_merge_pass  merges neighbouring sorted runs of `run` pairs into runs of
-//                  2*run: every thread takes one pair, binary-searches its rank
-//                  in the partner run (global memory) and scatters it to its
-//                  final place.  One launch per pass, log2(n / MS_TILE) passes.
+//                  2*run: every thread takes one pair, finds its rank in the
+//                  partner run (global memory) by a galloping search from its own
+//                  position, and scatters it to its final place.  One launch per
+//                  pass, log2(n / MS_TILE) passes.
 
 #define MS_TILE 2048
 #define MS_THREADS 256
@@ -62,11 +63,32 @@ extern "C" __global__ void ms_merge_pass(const unsigned* __restrict__ keys_in, c
     const int other = first ? pair_base + run : pair_base;
     const int other_len = max(0, min(run, n - other));
     const unsigned k = keys_in[i], v = vals_in[i];
-    // rank = number of pairs in the partner run that are smaller (all pairs are distinct)
-    int lo = 0, hi = other_len;
-    while (lo < hi) {
+    // rank = number of pairs in the partner run that are smaller (all pairs are
+    // distinct).  Galloping search from the guess rank ~ own_pos: exponential
+    // steps away from the guess, then a binary search of the bracket.  Trip
+    // counts depend on how far the true rank is from the guess: divergent.
+    const unsigned* ok = keys_in + other;
+    const unsigned* ov = vals_in + other;
+    const int guess = min(own_pos, other_len);
+    int lo, hi, step = 1;
+    if (guess > 0 && !pair_less(ok[guess - 1], ov[guess - 1], k, v)) {
+        hi = guess - 1;                                    // rank <= guess - 1: gallop down
+        while (hi - step >= 0 && !pair_less(ok[hi - step], ov[hi - step], k, v)) {
+            hi -= step;
+            step <<= 1;
+        }
+        lo = max(0, hi - step + 1);
+    } else {
+        lo = guess;                                        // rank >= guess: gallop up
+        while (lo + step <= other_len && pair_less(ok[lo + step - 1], ov[lo + step - 1], k, v)) {
+            lo += step;
+            step <<= 1;
+        }
+        hi = min(other_len, lo + step - 1);
+    }
+    while (lo < hi) {                                      // rank in [lo, hi]
         const int mid = (lo + hi) >> 1;
-        if (pair_less(keys_in[other + mid], vals_in[other + mid], k, v)) lo = mid + 1;
+        if (pair_less(ok[mid], ov[mid], k, v)) lo = mid + 1;
         else hi = mid;
     }
     const int dst = pair_base + own_pos + lo;
