@@ -2,10 +2,13 @@
 
 An item pushed at time t becomes visible to the consumer at its first cycle at or
 after t + `delay` consumer cycles, and the push sets a timer that wakes the
-consumer then — so a consumer never sees data produced in the same cycle, and dense
-and sparse ticking agree. A full queue refuses pushes (`can_push` first: pushing
-into a full queue is a programming error); popping from a full queue wakes the
-producer that was blocked on it (availability back-propagation).
+consumer then — so a consumer never sees data produced in the same cycle. Likewise
+space freed by a pop becomes usable only from the next time step (`held_units`
+counts this step's pops), so a producer ticking before or after the consumer in the
+same cycle sees the same thing and dense and sparse ticking agree. A full queue
+refuses pushes (`can_push` first: pushing into a full queue is a programming
+error); popping from a full queue wakes the blocked producer at its next cycle
+(availability back-propagation).
 """
 
 from __future__ import annotations
@@ -33,18 +36,41 @@ class TimedQueue(Generic[T]):
         self._items: deque[tuple[int, Any]] = deque()
         self.pushes = 0
         self.full_refusals = 0
+        self._free_t = -1   # time step of the latest pops, and the units they freed
+        self._freed = 0
 
     def __len__(self) -> int:
         return len(self._items)
 
-    def can_push(self) -> bool:
-        ok = len(self._items) < self.capacity
+    # capacity accounting in "units" (items here; flits in FlitQueue)
+    def units_of(self, item: Any = None) -> int:
+        """Units an item takes (None: the largest item)."""
+        return 1
+
+    def used_units(self) -> int:
+        return len(self._items)
+
+    def _engine_now(self) -> int | None:
+        for c in (self.consumer, self.producer):
+            if c is not None and c.engine is not None:
+                return c.engine.now
+        return None
+
+    def held_units(self) -> int:
+        """Units not reusable now: queued items plus what was popped this time step."""
+        n = self.used_units()
+        if self._freed and self._engine_now() == self._free_t:
+            n += self._freed
+        return n
+
+    def can_push(self, item: Any = None) -> bool:
+        ok = self.held_units() + self.units_of(item) <= self.capacity
         if not ok:
             self.full_refusals += 1
         return ok
 
     def push(self, item: T, now_fs: int) -> None:
-        if len(self._items) >= self.capacity:
+        if self.used_units() + self.units_of(item) > self.capacity:
             raise RuntimeError(f"push into full queue {self.name}: the producer must check can_push() first")
         ready = now_fs
         c = self.consumer
@@ -54,6 +80,7 @@ class TimedQueue(Generic[T]):
             if c.engine is not None:
                 c.engine.wake_at_time(c, ready)
         self._items.append((ready, item))
+        self._on_push(item)
         self.pushes += 1
 
     def ready(self, now_fs: int) -> bool:
@@ -63,11 +90,26 @@ class TimedQueue(Generic[T]):
         return self._items[0][1]
 
     def pop(self) -> T:
-        was_full = len(self._items) >= self.capacity
+        blocking = self.capacity - self.used_units() < self.units_of(None)
         item = self._items.popleft()[1]
-        if was_full and self.producer is not None:
-            self.producer.wake()
+        self._on_pop(item)
+        now = self._engine_now()
+        if now is not None:
+            if now != self._free_t:
+                self._free_t, self._freed = now, 0
+            self._freed += self.units_of(item)
+        p = self.producer
+        if blocking and p is not None and p.engine is not None:
+            # freed space is usable from the producer's next cycle
+            d = p.domain
+            p.engine.wake_at_time(p, d.time_of(d.cycle_at(now if now is not None else 0) + 1))
         return item
+
+    def _on_push(self, item: Any) -> None:
+        pass
+
+    def _on_pop(self, item: Any) -> None:
+        pass
 
     def next_ready_time(self) -> int | None:
         return self._items[0][0] if self._items else None

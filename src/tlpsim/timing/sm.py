@@ -31,6 +31,7 @@ class SMParams:
         self.ibuf_entries = ibuf_entries
         # pipelines per class (GTX480: 2 SP, 1 SFU; DP ops issue to the SP pipes with their own latency)
         self.units = units or {SP: 2, SFU: 1, DP: 1}
+        self.aliases: dict = {}  # pipeline class -> the class whose units run it (e.g. dp -> sfu)
 
 
 class SM(Component):
@@ -57,6 +58,8 @@ class SM(Component):
         self.wb: list[tuple] = []  # (cycle, seq, warp, mask, from_mem): warp objects, so reused slots are safe
         self.seq = 0
         self.unit_free = {u: [0] * n for u, n in params.units.items()}
+        for u, target in params.aliases.items():
+            self.unit_free[u] = self.unit_free[target]
         self.last_class = IDLE
         self.age = 0
 
@@ -259,7 +262,7 @@ class SM(Component):
         """Start `si` for `w` if its pipeline and operand storage accept it now."""
         kind = si.kind
         if kind == K_ALU or kind == K_BRANCH or kind == K_NOP:
-            frees = self.unit_free[si.unit if si.unit in self.unit_free else SP]
+            frees = self.unit_free.get(si.unit) or self.unit_free[SP]
             k = min(range(len(frees)), key=frees.__getitem__)
             if frees[k] > now:
                 self.stats.add_stall("unit_busy")

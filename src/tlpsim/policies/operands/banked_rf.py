@@ -22,8 +22,14 @@ class BankedRegisterFile(OperandStorage):
         collectors_sfu: int = 8
         collectors_mem: int = 2
 
-    def __init__(self, params=None, n_warp_slots: int = 48) -> None:
-        super().__init__(params or self.Params(), n_warp_slots)
+    def __init__(self, params=None, n_warp_slots: int = 48, banks: int | None = None,
+                 collectors: dict | None = None) -> None:
+        # the SM config supplies banks and collector counts; explicit Params override them
+        if params is None:
+            c = collectors or {}
+            params = self.Params(banks=banks or 16, collectors_sp=c.get("sp", 6), collectors_sfu=c.get("sfu", 8),
+                                 collectors_mem=c.get("ldst", 2))
+        super().__init__(params, n_warp_slots)
         p = self.params
         self.bank_free = [0] * p.banks  # first cycle each bank can be read again
         self.cap = {"sp": p.collectors_sp, "dp": p.collectors_sp, "sfu": p.collectors_sfu,

@@ -25,7 +25,7 @@ class OperandStorage:
 
     Params = None
 
-    def __init__(self, params=None, n_warp_slots: int = 48) -> None:
+    def __init__(self, params=None, n_warp_slots: int = 48, **_sm) -> None:
         self.params = params
         self.n_warp_slots = n_warp_slots
         self.stats = OperandStats()

@@ -1,0 +1,190 @@
+"""Cache sections: `[l1d]`, `[l1c]` (constant), `[l1i]` (instruction), `[l1t]`
+(texture) per SM, and `[l2]` (total capacity, split into slices per memory
+partition).
+
+Each field names the part of GPGPU-Sim's cache micro-syntax
+`<nsets>:<bsize>:<assoc>,<rep>:<wr>:<alloc>:<wr_alloc>:<set_index>,<mshr>:<N>:<merge>,<mq>`
+it replaces; capacity is given directly (`size_kb`) and the set count is derived
+(`n_sets`), so sizes read the way paper tables give them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from tlpsim.config.base import Section, is_pow2
+from tlpsim.config.types import Bytes, KiB, field
+
+__all__ = ["CacheConfig", "L1CConfig", "L1DConfig", "L1IConfig", "L1TConfig", "L2Config"]
+
+Replacement = Literal["lru", "fifo"]
+WritePolicy = Literal["read_only", "write_back", "write_through", "write_evict", "local_wb_global_wt"]
+Allocation = Literal["on_miss", "on_fill", "streaming"]
+WriteAllocate = Literal["no_write_allocate", "write_allocate", "fetch_on_write", "lazy_fetch_on_read"]
+SetIndex = Literal["linear", "hash", "ipoly", "xor"]
+
+
+class CacheConfig(Section):
+    """Geometry, policies and miss handling of one cache (defaults: a read-only 2 KiB cache)."""
+
+    size_kb: KiB = field(2, "capacity", unit="KiB", ge=1, le=1 << 20)
+    assoc: int = field(4, "ways per set", unit="ways", ge=1, le=1024)
+    line_bytes: Bytes = field(128, "line (block) size", unit="bytes", ge=16, le=4096)
+    sector_bytes: Bytes = field(32, "sector size: the unit of fills and of DRAM/L2 traffic when sectored",
+                                unit="bytes", ge=4, le=4096)
+    sectored: bool = field(False, "lines are filled per sector ('S' cache type in GPGPU-Sim) rather than whole "
+                                  "('N')")
+    replacement: Replacement = field("lru", "replacement policy (<rep>: L = lru, F = fifo)")
+    write_policy: WritePolicy = field("read_only", "write policy (<wr>: R read_only, B write_back, "
+                                                   "T write_through, E write_evict, L local_wb_global_wt)")
+    allocation: Allocation = field("on_fill", "when a missing line is allocated (<alloc>: m on_miss, f on_fill, "
+                                              "s streaming)")
+    write_allocate: WriteAllocate = field("no_write_allocate",
+                                          "write-miss policy (<wr_alloc>: N no_write_allocate, W write_allocate, "
+                                          "F fetch_on_write, L lazy_fetch_on_read)")
+    set_index: SetIndex = field("linear", "set-index function (<set_index>: L linear, H hash, P ipoly, X xor)")
+    mshr_entries: int = field(2, "miss-status holding registers (<N> of the MSHR spec)", unit="entries",
+                              ge=1, le=65536)
+    mshr_max_merge: int = field(32, "requests merged into one MSHR entry (<merge>)", unit="requests",
+                                ge=1, le=4096)
+    miss_queue_entries: int = field(4, "miss queue towards the next level (<mq>)", unit="entries",
+                                    ge=0, le=65536)
+    hit_latency: int = field(1, "hit latency", unit="cycles", ge=0, le=100000)
+
+    def problems(self) -> list[str]:
+        out = []
+        k = self.k
+        if not is_pow2(self.line_bytes):
+            out.append(f"{k('line_bytes')} ({self.line_bytes}) must be a power of two")
+        if self.line_bytes % self.sector_bytes:
+            out.append(f"{k('line_bytes')} ({self.line_bytes}) must be a multiple of {k('sector_bytes')} "
+                       f"({self.sector_bytes})")
+        out += self._geometry(self.size_kb * 1024, k("size_kb"))
+        return out
+
+    def _geometry(self, nbytes: int, what: str) -> list[str]:
+        way_bytes = self.line_bytes * self.assoc
+        if nbytes % way_bytes or nbytes < way_bytes:
+            return [f"{what} gives {nbytes} bytes, not a whole number of sets of {self.k('assoc')} "
+                    f"({self.assoc}) × {self.k('line_bytes')} ({self.line_bytes}) bytes"]
+        sets = nbytes // way_bytes
+        if not is_pow2(sets):
+            return [f"{what} gives {sets} sets of {self.k('assoc')} ({self.assoc}) × {self.k('line_bytes')} "
+                    f"({self.line_bytes}) bytes; the set count must be a power of two (change the size or "
+                    f"the associativity)"]
+        return []
+
+    @property
+    def size_bytes(self) -> int:
+        """Capacity in bytes."""
+        return self.size_kb * 1024
+
+    @property
+    def n_sets(self) -> int:
+        """Sets = capacity / (line × ways)."""
+        return self.size_bytes // (self.line_bytes * self.assoc)
+
+    @property
+    def sectors_per_line(self) -> int:
+        """Sectors in one line."""
+        return self.line_bytes // self.sector_bytes
+
+
+class L1DConfig(CacheConfig):
+    """Per-SM L1 data cache (GPGPU-Sim gpgpu_cache:dl1). Defaults: GTX480."""
+
+    KEY = "l1d"
+
+    enabled: bool = field(True, "false models an SM without an L1D ('none' in GPGPU-Sim)")
+    size_kb: KiB = field(16, "capacity", unit="KiB", ge=1, le=1 << 20)
+    write_policy: WritePolicy = field("local_wb_global_wt", "write policy (<wr>: R read_only, B write_back, "
+                                                            "T write_through, E write_evict, L local_wb_global_wt)")
+    allocation: Allocation = field("on_miss", "when a missing line is allocated (<alloc>: m on_miss, f on_fill, "
+                                              "s streaming)")
+    set_index: SetIndex = field("hash", "set-index function (<set_index>: L linear, H hash, P ipoly, X xor)")
+    mshr_entries: int = field(64, "miss-status holding registers", unit="entries", ge=1, le=65536)
+    mshr_max_merge: int = field(8, "requests merged into one MSHR entry", unit="requests", ge=1, le=4096)
+    miss_queue_entries: int = field(8, "miss queue towards the interconnect", unit="entries", ge=0, le=65536)
+    hit_latency: int = field(35, "hit latency (gpgpu_l1_latency)", unit="core cycles", ge=0, le=100000)
+    bypass_global: bool = field(False, "global loads skip the L1D (gpgpu_gmem_skip_L1D, nvcc -dlcm=cg); "
+                                       "local memory is still cached")
+    banks: int = field(1, "L1D banks (gpgpu_l1_banks)", unit="banks", ge=1, le=64)
+    requests_per_cycle: int = field(1, "memory transactions the L1D accepts per core cycle "
+                                       "(gpgpu_mem_unit_ports)", unit="requests/cycle", ge=1, le=64)
+
+
+class L1CConfig(CacheConfig):
+    """Per-SM constant cache (GPGPU-Sim gpgpu_const_cache:l1). Defaults: GTX480, 8 KiB."""
+
+    KEY = "l1c"
+
+    size_kb: KiB = field(8, "capacity", unit="KiB", ge=1, le=1 << 20)
+    assoc: int = field(2, "ways per set", unit="ways", ge=1, le=1024)
+    line_bytes: Bytes = field(64, "line (block) size", unit="bytes", ge=16, le=4096)
+
+
+class L1IConfig(CacheConfig):
+    """Per-SM instruction cache (GPGPU-Sim gpgpu_cache:il1). Defaults: GTX480, 2 KiB."""
+
+    KEY = "l1i"
+
+
+class L1TConfig(CacheConfig):
+    """Per-SM texture cache (GPGPU-Sim gpgpu_tex_cache:l1). Defaults: GTX480, 12 KiB."""
+
+    KEY = "l1t"
+
+    size_kb: KiB = field(12, "capacity", unit="KiB", ge=1, le=1 << 20)
+    assoc: int = field(24, "ways per set", unit="ways", ge=1, le=1024)
+    allocation: Allocation = field("on_miss", "when a missing line is allocated (<alloc>: m on_miss, f on_fill, "
+                                              "s streaming)")
+    mshr_entries: int = field(128, "texture fetch FIFO entries (MSHR spec T:<N>:<merge>)", unit="entries",
+                              ge=1, le=65536)
+    mshr_max_merge: int = field(4, "requests merged into one entry", unit="requests", ge=1, le=4096)
+    miss_queue_entries: int = field(128, "miss queue towards the interconnect", unit="entries", ge=0, le=65536)
+
+
+class L2Config(CacheConfig):
+    """The shared L2: `size_kb` is the whole chip's capacity, split evenly over
+    dram.n_partitions × slices_per_partition slices (GPGPU-Sim gpgpu_cache:dl2
+    gives one slice). Defaults: GTX480, 768 KiB in 12 slices."""
+
+    KEY = "l2"
+
+    size_kb: KiB = field(768, "total capacity over all slices", unit="KiB", ge=1, le=1 << 22)
+    slices_per_partition: int = field(2, "L2 slices (memory sub-partitions) per memory partition "
+                                         "(gpgpu_n_sub_partition_per_mchannel)", unit="slices", ge=1, le=16)
+    assoc: int = field(8, "ways per set", unit="ways", ge=1, le=1024)
+    sectored: bool = field(True, "lines are filled per sector")
+    write_policy: WritePolicy = field("write_back", "write policy (<wr>: R read_only, B write_back, "
+                                                    "T write_through, E write_evict, L local_wb_global_wt)")
+    allocation: Allocation = field("on_miss", "when a missing line is allocated (<alloc>: m on_miss, f on_fill, "
+                                              "s streaming)")
+    write_allocate: WriteAllocate = field("lazy_fetch_on_read",
+                                          "write-miss policy (<wr_alloc>: N no_write_allocate, W write_allocate, "
+                                          "F fetch_on_write, L lazy_fetch_on_read)")
+    mshr_entries: int = field(256, "MSHR entries per slice", unit="entries", ge=1, le=65536)
+    mshr_max_merge: int = field(4, "requests merged into one MSHR entry", unit="requests", ge=1, le=4096)
+    hit_latency: int = field(120, "cycles from a request reaching its slice to the hit reply "
+                                  "(GPGPU-Sim gpgpu_l2_rop_latency)", unit="L2 cycles", ge=0, le=100000)
+    queue_entries: int = field(64, "entries of each partition queue: icnt→L2, L2→DRAM, DRAM→L2, L2→icnt "
+                                   "(gpgpu_dram_partition_queues)", unit="entries", ge=1, le=65536)
+    data_port_bytes: Bytes = field(32, "bytes the slice's data array returns per L2 cycle (dl2 data port width)",
+                                   unit="bytes", ge=4, le=4096)
+
+    def problems(self) -> list[str]:
+        # per-slice geometry is checked by GPUConfig, which knows the slice count
+        out = []
+        if not is_pow2(self.line_bytes):
+            out.append(f"{self.k('line_bytes')} ({self.line_bytes}) must be a power of two")
+        if self.line_bytes % self.sector_bytes:
+            out.append(f"{self.k('line_bytes')} ({self.line_bytes}) must be a multiple of "
+                       f"{self.k('sector_bytes')} ({self.sector_bytes})")
+        return out
+
+    def slice_problems(self, n_slices: int) -> list[str]:
+        """Geometry violations once the capacity is split over `n_slices` slices."""
+        total = self.size_kb * 1024
+        if total % n_slices:
+            return [f"{self.k('size_kb')} ({self.size_kb}) does not split evenly over {n_slices} L2 slices"]
+        return self._geometry(total // n_slices, f"{self.k('size_kb')} / {n_slices} slices")

@@ -1,0 +1,281 @@
+"""`[sm]`: one streaming multiprocessor — thread/warp/CTA slots, register file and
+scratchpad capacities, front end, schedulers, operand collectors, execution
+pipelines, per-opcode latency tables, and the SM-level policy choices.
+
+Sub-tables::
+
+    [sm.operand_collector]            specialized = true
+    [sm.operand_collector.units]      sp = 6  sfu = 8  dp = 0  int = 0  mem = 2  gen = 0
+    [sm.operand_collector.in_ports]   ...   (same keys)
+    [sm.operand_collector.out_ports]  ...
+    [sm.pipelines.sp]                 count = 2  width = 2     (also sfu, dp, int, ldst)
+    [sm.latency.int]                  add mul mad div max shfl (cycles)
+    [sm.latency.fp32] / [sm.latency.fp64]   add max mul mad div
+    [sm.latency]                      sfu = 8
+    [sm.initiation.*]                 the same keys: initiation intervals
+
+Defaults are GPGPU-Sim's GTX480 (Fermi) values, so `SMConfig()` is a Fermi SM.
+"""
+
+from __future__ import annotations
+
+from tlpsim.config.base import Section, is_pow2
+from tlpsim.config.policy import PolicyChoice
+from tlpsim.config.types import Bytes, field
+
+__all__ = ["CollectorPorts", "FpOps", "IntOps", "OpTable", "OperandCollectorConfig", "Pipeline", "Pipelines",
+           "SMConfig"]
+
+# Classes below have a field named `int` (GPGPU-Sim's name for the integer unit);
+# annotating with this alias keeps pydantic from resolving "int" to that field.
+Int = int
+
+# --------------------------------------------------------------------------- op timing
+
+
+class IntOps(Section):
+    """Integer op classes, in GPGPU-Sim's ptx_opcode_*_int order ADD,MAX,MUL,MAD,DIV,SHFL."""
+
+    add: Int = field(4, "integer add/sub/logic/compare", unit="cycles", ge=1)
+    max: Int = field(13, "integer min/max", unit="cycles", ge=1)
+    mul: Int = field(4, "integer multiply", unit="cycles", ge=1)
+    mad: Int = field(5, "integer multiply-add", unit="cycles", ge=1)
+    div: Int = field(145, "integer divide/remainder", unit="cycles", ge=1)
+    shfl: Int = field(32, "warp shuffle", unit="cycles", ge=1)
+
+
+class FpOps(Section):
+    """Floating-point op classes, in GPGPU-Sim's ptx_opcode_*_fp/dp order ADD,MAX,MUL,MAD,DIV."""
+
+    add: Int = field(4, "add/sub", unit="cycles", ge=1)
+    max: Int = field(13, "min/max", unit="cycles", ge=1)
+    mul: Int = field(4, "multiply", unit="cycles", ge=1)
+    mad: Int = field(5, "multiply-add / fma", unit="cycles", ge=1)
+    div: Int = field(39, "divide", unit="cycles", ge=1)
+
+
+class OpTable(Section):
+    """Latencies (or initiation intervals) per op class: GPGPU-Sim's
+    ptx_opcode_latency_{int,fp,dp,sfu} (or ptx_opcode_initiation_*)."""
+
+    int: IntOps = field(IntOps(), "integer ops (ptx_opcode_*_int)")
+    fp32: FpOps = field(FpOps(), "single-precision ops (ptx_opcode_*_fp)")
+    fp64: FpOps = field(FpOps(add=8, max=19, mul=8, mad=8, div=330), "double-precision ops (ptx_opcode_*_dp)")
+    sfu: Int = field(8, "special-function ops: sin, cos, ex2, lg2, rcp, rsqrt, sqrt (ptx_opcode_*_sfu)",
+                     unit="cycles", ge=1)
+
+    def rows(self) -> dict[str, Int]:
+        """Flat view {"int.add": n, ..., "sfu": n}."""
+        out: dict[str, Int] = {}
+        for group in ("int", "fp32", "fp64"):
+            for name, value in getattr(self, group).model_dump().items():
+                out[f"{group}.{name}"] = value
+        out["sfu"] = self.sfu
+        return out
+
+
+# --------------------------------------------------------------------------- operand collector
+
+
+class CollectorPorts(Section):
+    """A count per operand-collector class (GPGPU-Sim gpgpu_operand_collector_num_*_{sp,sfu,dp,int,mem,gen})."""
+
+    sp: Int = field(0, "for the SP (fp32/int) pipelines", ge=0)
+    sfu: Int = field(0, "for the SFU pipelines", ge=0)
+    dp: Int = field(0, "for the DP pipelines", ge=0)
+    int: Int = field(0, "for the INT pipelines", ge=0)
+    mem: Int = field(0, "for the LD/ST unit", ge=0)
+    gen: Int = field(0, "generic collectors usable by any pipeline", ge=0)
+
+
+class OperandCollectorConfig(Section):
+    """Operand collector units between issue and the execution pipelines."""
+
+    KEY = "sm.operand_collector"
+
+    specialized: bool = field(True, "per-pipeline collector classes (sp/sfu/dp/int/mem); false = only "
+                                    "generic collectors (gpgpu_enable_specialized_operand_collector)")
+    units: CollectorPorts = field(CollectorPorts(sp=6, sfu=8, mem=2),
+                                  "collector units per class (gpgpu_operand_collector_num_units_*)")
+    in_ports: CollectorPorts = field(CollectorPorts(sp=2, sfu=1, mem=1),
+                                     "dispatch ports from issue into each class "
+                                     "(gpgpu_operand_collector_num_in_ports_*)")
+    out_ports: CollectorPorts = field(CollectorPorts(sp=2, sfu=1, mem=1),
+                                      "ports from each class to its pipelines "
+                                      "(gpgpu_operand_collector_num_out_ports_*)")
+
+    def problems(self) -> list[str]:
+        out = []
+        classes = ("sp", "sfu", "mem") if self.specialized else ("gen",)
+        for c in classes:
+            if getattr(self.units, c) < 1:
+                out.append(f"{self.KEY}.units.{c} must be at least 1 "
+                           f"({'specialized' if self.specialized else 'generic'} collectors)")
+        for c in CollectorPorts.model_fields:
+            if getattr(self.units, c) > 0:
+                for side in ("in_ports", "out_ports"):
+                    if getattr(getattr(self, side), c) < 1:
+                        out.append(f"{self.KEY}.{side}.{c} must be at least 1 when "
+                                   f"{self.KEY}.units.{c} = {getattr(self.units, c)}")
+        return out
+
+
+# --------------------------------------------------------------------------- pipelines
+
+
+class Pipeline(Section):
+    """One class of execution pipeline: how many units, and how many warp
+    instructions the ID_OC / OC_EX pipeline registers of that class hold."""
+
+    count: Int = field(1, "number of units of this class (gpgpu_num_*_units)", unit="units", ge=0, le=64)
+    width: Int = field(1, "pipeline-register slots ID_OC and OC_EX (gpgpu_pipeline_widths)",
+                       unit="instructions", ge=0, le=64)
+
+
+class Pipelines(Section):
+    """Execution pipelines of an SM. `dp.count = 0` runs fp64 on the SFU and
+    `int.count = 0` runs integer ops on the SP pipelines (GPGPU-Sim's Fermi model)."""
+
+    KEY = "sm.pipelines"
+
+    sp: Pipeline = field(Pipeline(count=2, width=2), "SP (fp32, and int when int.count = 0) pipelines")
+    sfu: Pipeline = field(Pipeline(count=1, width=1), "special-function pipelines (also fp64 when dp.count = 0)")
+    dp: Pipeline = field(Pipeline(count=0, width=0), "double-precision pipelines")
+    int: Pipeline = field(Pipeline(count=0, width=0), "integer pipelines")
+    ldst: Pipeline = field(Pipeline(count=1, width=1), "load/store (memory) unit")
+    wb_width: Int = field(2, "results written back per cycle (gpgpu_pipeline_widths EX_WB)",
+                          unit="instructions/cycle", ge=1, le=64)
+
+    def problems(self) -> list[str]:
+        out = []
+        for name in ("sp", "sfu", "ldst"):
+            if getattr(self, name).count < 1:
+                out.append(f"{self.KEY}.{name}.count must be at least 1")
+        for name in ("sp", "sfu", "dp", "int", "ldst"):
+            p = getattr(self, name)
+            if p.count > 0 and p.width < 1:
+                out.append(f"{self.KEY}.{name}.width must be at least 1 when {self.KEY}.{name}.count = {p.count}")
+        return out
+
+
+# --------------------------------------------------------------------------- the SM
+
+
+class SMConfig(Section):
+    """A streaming multiprocessor: its resource capacities and its pipeline."""
+
+    KEY = "sm"
+
+    # thread / warp / CTA slots
+    max_threads: Int = field(1536, "resident threads per SM (gpgpu_shader_core_pipeline)",
+                             unit="threads", ge=32, le=65536)
+    max_warps: Int = field(48, "warp slots per SM; must equal max_threads / warp_size",
+                           unit="warps", ge=1, le=2048)
+    max_ctas: Int = field(8, "CTA slots per SM (gpgpu_shader_cta)", unit="CTAs", ge=1, le=256)
+    warp_size: Int = field(32, "threads per warp", unit="threads", ge=1, le=64)
+
+    # register file and scratchpad capacities
+    registers: Int = field(32768, "32-bit registers per SM (gpgpu_shader_registers)", unit="registers",
+                           ge=1024, le=1 << 22)
+    register_alloc_granularity: Int = field(4, "registers per thread are rounded up to a multiple of this "
+                                               "when allocating (GPGPU-Sim: 4)", unit="registers/thread",
+                                            ge=1, le=256)
+    shared_bytes: Bytes = field(49152, "shared memory (scratchpad) per SM (gpgpu_shmem_size)", unit="bytes",
+                                ge=0, le=1 << 24)
+    shared_alloc_granularity: Bytes = field(1, "shared memory per CTA is rounded up to a multiple of this",
+                                            unit="bytes", ge=1, le=1 << 16)
+    shared_banks: Int = field(32, "shared-memory banks (gpgpu_shmem_num_banks)", unit="banks", ge=1, le=256)
+    shared_latency: Int = field(26, "shared-memory access latency (gpgpu_smem_latency)", unit="core cycles",
+                                ge=1, le=10000)
+    shared_limited_broadcast: bool = field(False, "only one broadcast word per shared-memory access "
+                                                  "(gpgpu_shmem_limited_broadcast)")
+
+    # SIMT lanes
+    simt_width: Int = field(32, "lanes a warp instruction executes on per pass in core-clock terms; a warp "
+                                "takes warp_size / simt_width passes (GPGPU-Sim models 32)", unit="lanes",
+                            ge=1, le=64)
+    cuda_cores: Int = field(32, "physical SP lanes per SM as vendors and papers count them (informational; "
+                                "used by power and lane-level mechanisms)", unit="lanes", ge=1, le=1024)
+
+    # front end and issue
+    n_schedulers: Int = field(2, "warp schedulers per SM (gpgpu_num_sched_per_core)", unit="schedulers",
+                              ge=1, le=16)
+    issue_width: Int = field(1, "instructions one scheduler may issue per cycle from one warp "
+                                "(gpgpu_max_insn_issue_per_warp)", unit="instructions/cycle", ge=1, le=4)
+    dual_issue_diff_units: bool = field(True, "dual-issued instructions must use different pipelines "
+                                              "(gpgpu_dual_issue_diff_exec_units)")
+    sub_core_model: bool = field(False, "each scheduler owns its own slice of RF banks and pipelines "
+                                        "(gpgpu_sub_core_model; Volta/Pascal style)")
+    ibuffer_entries: Int = field(2, "instruction-buffer entries per warp", unit="instructions", ge=1, le=64)
+    fetch_width: Int = field(2, "instructions fetched per I-cache access for one warp", unit="instructions",
+                             ge=1, le=64)
+    fetch_throughput: Int = field(1, "I-cache fetches started per cycle (gpgpu_inst_fetch_throughput)",
+                                  unit="fetches/cycle", ge=1, le=64)
+
+    # register file
+    rf_banks: Int = field(16, "register-file banks (gpgpu_num_reg_banks)", unit="banks", ge=1, le=1024)
+    rf_bank_read_ports: Int = field(1, "read ports per RF bank (gpgpu_reg_file_port_throughput)", unit="ports",
+                                    ge=1, le=16)
+    rf_bank_write_ports: Int = field(1, "write ports per RF bank (gpgpu_reg_file_port_throughput)",
+                                     unit="ports", ge=1, le=16)
+    rf_bank_use_warp_id: bool = field(False, "bank = (register + warp id) mod banks instead of register mod "
+                                             "banks (gpgpu_reg_bank_use_warp_id)")
+    operand_collector: OperandCollectorConfig = field(OperandCollectorConfig(),
+                                                      "operand collector units and ports")
+
+    # execution
+    pipelines: Pipelines = field(Pipelines(), "execution pipelines (counts and widths)")
+    latency: OpTable = field(OpTable(), "result latency per op class (ptx_opcode_latency_*)")
+    initiation: OpTable = field(OpTable(int=IntOps(add=1, max=2, mul=2, mad=1, div=8, shfl=4),
+                                        fp32=FpOps(add=1, max=2, mul=1, mad=1, div=4),
+                                        fp64=FpOps(add=8, max=16, mul=8, mad=8, div=130),
+                                        sfu=8),
+                                "initiation interval per op class: cycles before the same unit accepts "
+                                "another instruction (ptx_opcode_initiation_*)")
+
+    # policy choices (plug-ins; validated against the registry when the simulator is built)
+    warp_scheduler: PolicyChoice = field("gto", "warp scheduler plug-in (extension point 'warp_scheduler')")
+    resource_allocator: PolicyChoice = field("baseline", "resource allocator plug-in: whether a CTA fits and "
+                                                         "where its registers/shared memory live "
+                                                         "(extension point 'resource_allocator')")
+    operand_storage: PolicyChoice = field("baseline", "operand storage plug-in: banked RF + collectors or "
+                                                      "an alternative (extension point 'operand_storage')")
+    context_switcher: PolicyChoice = field("none", "context switcher plug-in (extension point "
+                                                   "'context_switcher'); 'none' = no switching")
+    execution_checker: PolicyChoice = field("none", "redundant-execution checker plug-in (extension point "
+                                                    "'execution_checker'); 'none' = no checking")
+
+    def problems(self) -> list[str]:
+        out = []
+        k = self.k
+        if self.max_warps * self.warp_size != self.max_threads:
+            out.append(f"{k('max_threads')} ({self.max_threads}) must equal {k('max_warps')} ({self.max_warps}) "
+                       f"× {k('warp_size')} ({self.warp_size}); set both")
+        if self.max_warps % self.n_schedulers:
+            out.append(f"{k('max_warps')} ({self.max_warps}) must be a multiple of "
+                       f"{k('n_schedulers')} ({self.n_schedulers})")
+        if not is_pow2(self.warp_size):
+            out.append(f"{k('warp_size')} ({self.warp_size}) must be a power of two")
+        if self.warp_size % self.simt_width:
+            out.append(f"{k('warp_size')} ({self.warp_size}) must be a multiple of {k('simt_width')} "
+                       f"({self.simt_width})")
+        if not is_pow2(self.shared_banks):
+            out.append(f"{k('shared_banks')} ({self.shared_banks}) must be a power of two")
+        if self.sub_core_model and self.rf_banks % self.n_schedulers:
+            out.append(f"{k('rf_banks')} ({self.rf_banks}) must be a multiple of {k('n_schedulers')} "
+                       f"({self.n_schedulers}) with {k('sub_core_model')}")
+        lat, ini = self.latency.rows(), self.initiation.rows()
+        for op, ii in ini.items():
+            if ii > lat[op]:
+                out.append(f"{k('initiation.' + op)} ({ii}) exceeds {k('latency.' + op)} ({lat[op]})")
+        return out
+
+    @property
+    def warps_per_scheduler(self) -> int:
+        """Warp slots each scheduler supervises."""
+        return self.max_warps // self.n_schedulers
+
+    @property
+    def register_file_bytes(self) -> int:
+        """Register-file capacity in bytes (4 bytes per register)."""
+        return self.registers * 4

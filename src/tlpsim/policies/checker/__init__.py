@@ -1,0 +1,1 @@
+"""Execution checkers: redundant execution for error detection."""

@@ -1,0 +1,1 @@
+"""Context switchers: moving stalled warps/CTAs out to spare on-chip storage."""

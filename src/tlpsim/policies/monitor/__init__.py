@@ -1,0 +1,1 @@
+"""Monitors: observe counters over time."""

@@ -1,0 +1,188 @@
+"""Building the timing model from a typed `GPUConfig`: clock domains, the
+memory system (crossbars, L2 slices, DRAM channels) and each SM's parts (policies
+resolved through the plug-in registry). Nothing here simulates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tlpsim.policies.registry import resolve
+from tlpsim.timing.cache import MSHR, CacheArray
+from tlpsim.timing.cache_port import CachePort
+from tlpsim.timing.dram import AddressMap, DramChannel
+from tlpsim.timing.engine import ClockDomain, Engine
+from tlpsim.timing.icnt import Crossbar, FlitQueue
+from tlpsim.timing.l2 import L2Slice
+from tlpsim.timing.ldst import LdstParams, LdstUnit
+from tlpsim.timing.occupancy import SMLimits
+from tlpsim.timing.partition import SliceMux
+from tlpsim.timing.queues import TimedQueue
+from tlpsim.timing.sm import SMParams
+from tlpsim.timing.static import DP, SFU, SP, LatencyTables
+
+
+def clock_domains(cfg) -> tuple[ClockDomain, ClockDomain, ClockDomain, ClockDomain]:
+    g = cfg.gpu
+    l2_mhz = getattr(g, "l2_clock_mhz", None) or g.icnt_clock_mhz
+    return (ClockDomain.from_mhz("core", g.core_clock_mhz), ClockDomain.from_mhz("icnt", g.icnt_clock_mhz),
+            ClockDomain.from_mhz("l2", l2_mhz), ClockDomain.from_mhz("dram", g.dram_clock_mhz))
+
+
+def resolve_policy(cfg, key: str, choice, point: str, **kwargs):
+    cls, params = resolve(point, choice, key=key)
+    return cls(params, **kwargs)
+
+
+def latency_tables(cfg) -> LatencyTables:
+    lat, ini = cfg.sm.latency, cfg.sm.initiation
+    cols_i = ("add", "max", "mul", "mad", "div", "shfl")
+    cols_f = ("add", "max", "mul", "mad", "div")
+    return LatencyTables(
+        int_lat={c: getattr(lat.int, c) for c in cols_i}, int_init={c: getattr(ini.int, c) for c in cols_i},
+        fp_lat={c: getattr(lat.fp32, c) for c in cols_f}, fp_init={c: getattr(ini.fp32, c) for c in cols_f},
+        dp_lat={c: getattr(lat.fp64, c) for c in cols_f}, dp_init={c: getattr(ini.fp64, c) for c in cols_f},
+        sfu_lat=lat.sfu, sfu_init=ini.sfu)
+
+
+def sm_limits(cfg) -> SMLimits:
+    s = cfg.sm
+    return SMLimits(max_threads=s.max_threads, max_ctas=s.max_ctas, registers=s.registers,
+                    shared_bytes=s.shared_bytes, warp_size=s.warp_size, reg_granularity=s.register_alloc_granularity,
+                    smem_granularity=s.shared_alloc_granularity)
+
+
+class MemorySystem:
+    """Crossbars both ways, one L2 slice per memory sub-partition, one DRAM channel
+    per partition (its slices share it through a SliceMux)."""
+
+    def __init__(self, cfg, engine: Engine, icnt: ClockDomain, l2: ClockDomain, dram: ClockDomain) -> None:
+        d, c2, ic = cfg.dram, cfg.l2, cfg.icnt
+        n_sms = cfg.gpu.n_sms
+        self.n_parts = d.n_partitions
+        self.per_part = c2.slices_per_partition
+        n_slices = self.n_parts * self.per_part
+        self.n_slices = n_slices
+        self.amap = AddressMap.from_gpgpusim(d.address_mapping, d.n_partitions, self.per_part)
+        fb = ic.flit_bytes
+        self.sm_out = [FlitQueue(f"sm{k}.out", ic.input_buffer_flits, fb) for k in range(n_sms)]
+        self.sm_in = [FlitQueue(f"sm{k}.in", ic.output_buffer_flits, fb) for k in range(n_sms)]
+        self.l2_in = [FlitQueue(f"l2{k}.in", ic.output_buffer_flits, fb) for k in range(n_slices)]
+        self.l2_out = [FlitQueue(f"l2{k}.out", ic.input_buffer_flits, fb) for k in range(n_slices)]
+        arb = {"islip": "islip", "round_robin": "rr", "random": "random"}[ic.arbiter]
+        self.up = Crossbar(icnt, "icnt.up", n_sms, n_slices, fb, latency=ic.latency, inputs=self.sm_out,
+                           outputs=self.l2_in, arbitration=arb, route=lambda p: p.partition)
+        self.down = Crossbar(icnt, "icnt.down", n_slices, n_sms, fb, latency=ic.latency, inputs=self.l2_out,
+                             outputs=self.sm_in, arbitration=arb, route=lambda p: p.src_sm)
+        q = c2.queue_entries
+        self.slices: list[L2Slice] = []
+        self.channels: list[DramChannel] = []
+        self.muxes: list[SliceMux] = []
+        size_per_slice = c2.size_kb * 1024 // n_slices
+        policy = _gpgpusim_policy_letters(c2)
+        for p in range(self.n_parts):
+            to_dram = [TimedQueue(f"l2{p}.{s}.to_dram", q) for s in range(self.per_part)]
+            from_dram = [TimedQueue(f"l2{p}.{s}.from_dram", q) for s in range(self.per_part)]
+            for s in range(self.per_part):
+                k = p * self.per_part + s
+                self.slices.append(L2Slice(
+                    l2, k, size_bytes=size_per_slice, assoc=c2.assoc, from_icnt=self.l2_in[k], to_icnt=self.l2_out[k],
+                    to_dram=to_dram[s], from_dram=from_dram[s], line_bytes=c2.line_bytes,
+                    sector_bytes=c2.sector_bytes if c2.sectored else None, mshr_entries=c2.mshr_entries,
+                    mshr_max_merge=c2.mshr_max_merge, hit_latency=c2.hit_latency, policy=policy,
+                    miss_queue_entries=max(c2.miss_queue_entries, 4), data_port_bytes=c2.data_port_bytes))
+            ch_in = TimedQueue(f"dram{p}.in", d.queue_size)
+            ch_out = TimedQueue(f"dram{p}.out", d.return_queue_size)
+            self.muxes.append(SliceMux(dram, f"mux{p}", to_dram, from_dram, ch_in, ch_out,
+                                       lambda req, base=p * self.per_part: req.partition - base))
+            timing = {k: getattr(d, k) for k in ("tCCD", "tCCDL", "tRRD", "tRCD", "tRAS", "tRP", "tRC", "tCL",
+                                                 "tWL", "tCDLR", "tWR", "tRTPL") if hasattr(d, k)}
+            self.channels.append(DramChannel(dram, p, d.banks, d.bank_groups, d.row_bytes, d.bus_width_bytes,
+                                             d.burst_length, d.data_rate, timing, d.scheduler, d.queue_size,
+                                             ch_in, ch_out, address_map=self.amap,
+                                             chips_per_channel=d.chips_per_partition,
+                                             return_queue_size=d.return_queue_size))
+
+    def partition_of(self, line_addr: int) -> int:
+        return self.amap.partition_of(line_addr)
+
+    def register(self, engine: Engine) -> None:
+        # consumers before producers keeps same-cycle hand-offs in pipeline order
+        for comp in self.channels + self.muxes + self.slices + [self.up, self.down]:
+            engine.add(comp, active=False)
+
+    def counters(self) -> dict:
+        l2 = [s.stats.to_dict() for s in self.slices]
+        dr = [c.stats.to_dict() for c in self.channels]
+
+        def total(rows, key):
+            return sum(r.get(key, 0) for r in rows)
+
+        return {
+            "l2_accesses": total(l2, "accesses"), "l2_hits": total(l2, "hits"),
+            "dram_reads": total(dr, "reads"), "dram_writes": total(dr, "writes"),
+            "dram_row_hits": total(dr, "row_hits"), "dram_row_misses": total(dr, "row_misses") +
+            total(dr, "row_conflicts"), "dram_activates": total(dr, "activates"),
+            "dram_busy_cycles": total(dr, "busy_bus_cycles"),
+            "icnt_up_flits": self.up.stats.flits, "icnt_down_flits": self.down.stats.flits,
+            "l2_slices": l2, "dram_channels": dr,
+        }
+
+
+def _gpgpusim_policy_letters(c2) -> str:
+    rep = {"lru": "L", "fifo": "F"}[c2.replacement]
+    wr = {"read_only": "R", "write_back": "B", "write_through": "T", "write_evict": "E",
+          "local_wb_global_wt": "L"}[c2.write_policy]
+    alloc = {"on_miss": "m", "on_fill": "f", "streaming": "s"}[c2.allocation]
+    wa = {"no_write_allocate": "N", "write_allocate": "W", "fetch_on_write": "F",
+          "lazy_fetch_on_read": "L"}[c2.write_allocate]
+    idx = {"linear": "L", "hash": "H", "ipoly": "P", "xor": "X"}[c2.set_index]
+    return f"{rep}:{wr}:{alloc}:{wa}:{idx}"
+
+
+@dataclass
+class SMParts:
+    params: SMParams
+    schedulers: list
+    operands: object
+    allocator: object
+    ldst: LdstUnit
+
+
+def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem) -> SMParts:
+    s = cfg.sm
+    pl = s.pipelines
+    units = {SP: max(pl.sp.count, 1), SFU: max(pl.sfu.count, 1)}
+    if pl.dp.count:
+        units[DP] = pl.dp.count
+    params = SMParams(max_warps=s.max_warps, max_ctas=s.max_ctas, n_schedulers=s.n_schedulers,
+                      ibuf_entries=s.ibuffer_entries, units=units)
+    params.aliases = {} if pl.dp.count else {DP: SFU}  # fp64 runs on the SFU pipes when there is no DP unit
+    scheds = [resolve_policy(cfg, "sm.warp_scheduler", s.warp_scheduler, "warp_scheduler", n_slots=s.max_warps)
+              for _ in range(s.n_schedulers)]
+    oc = s.operand_collector.units
+    operands = resolve_policy(cfg, "sm.operand_storage", s.operand_storage, "operand_storage",
+                              n_warp_slots=s.max_warps, banks=s.rf_banks,
+                              collectors={"sp": oc.sp + oc.gen, "dp": oc.dp or oc.sp, "sfu": oc.sfu or oc.sp,
+                                          "ldst": oc.mem or 1})
+    allocator = resolve_policy(cfg, "sm.resource_allocator", s.resource_allocator, "resource_allocator",
+                               limits=sm_limits(cfg), cta_cap=cfg.gpu.max_ctas_per_sm)
+    l1d = None
+    if cfg.l1d.enabled:
+        c = cfg.l1d
+        l1d = CachePort("l1d", CacheArray(c.size_kb * 1024, c.assoc, c.line_bytes,
+                                          c.sector_bytes if c.sectored else None, c.replacement,
+                                          _set_index(c.set_index)),
+                        MSHR(c.mshr_entries, c.mshr_max_merge), c.hit_latency)
+    c = cfg.l1c
+    l1c = CachePort("l1c", CacheArray(c.size_kb * 1024, c.assoc, c.line_bytes,
+                                      c.sector_bytes if c.sectored else None, c.replacement, _set_index(c.set_index)),
+                    MSHR(c.mshr_entries, c.mshr_max_merge), c.hit_latency)
+    from tlpsim.timing.stats import SMStats  # the SM replaces this with its own record
+
+    ldst = LdstUnit(sm_id, LdstParams(smem_latency=s.shared_latency), l1d, l1c, mem.sm_out[sm_id],
+                    mem.sm_in[sm_id], mem.partition_of, SMStats())
+    return SMParts(params, scheds, operands, allocator, ldst)
+
+
+def _set_index(name: str) -> str:
+    return {"hash": "fermi_hash", "xor": "xor", "linear": "linear", "ipoly": "ipoly"}.get(name, name)

@@ -1,0 +1,654 @@
+"""Cache structures shared by the L1s and the L2 slices: a set-associative tag
+array with sectored lines, an MSHR table, and write policies as data.
+
+Nothing here ticks: the components (L1D, `l2.L2Slice`) own the pipelines and
+decide when to call these structures. Masks are always in 32-byte sector units of
+the line (bit i = bytes [32i, 32i + 32)), the convention of
+`MemRequest.sector_mask`; a cache whose fill granule is larger (`sector_bytes=None`
+is a non-sectored cache that fills whole lines) widens every mask to its granule.
+
+Modelled on GPGPU-Sim's gpu-cache.{h,cc}: `tag_array::probe/access/fill` (status
+codes, victim choice that never takes a line with a pending fill, LRU by last
+access and FIFO by allocation), `mshr_table` (merge limit), the `data_cache`
+write-hit / write-miss functions and the cache-config letters. Unlike GPGPU-Sim,
+whose L2 splits every request into single-sector requests, an MSHR entry here is
+one line that tracks which sectors are still on their way, so a multi-sector
+request is one lookup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, NamedTuple
+
+SECTOR_BYTES = 32  # unit of MemRequest.sector_mask
+ALL = -1           # "every sector" as a mask (x & ALL == x)
+
+HIT, HIT_RESERVED, MISS, SECTOR_MISS, RESERVATION_FAIL = range(5)
+STATUS_NAMES = ("hit", "hit_reserved", "miss", "sector_miss", "reservation_fail")
+
+
+def _choice(what: str, value: str, choices: dict) -> Any:
+    try:
+        return choices[value]
+    except KeyError:
+        raise ValueError(f"unknown {what} {value!r}; choose one of {sorted(choices)}") from None
+
+
+# ---------------------------------------------------------------------------- statistics
+
+@dataclass
+class CacheStats:
+    """Event counters of one cache. `accesses` = hits + pending_hits + misses +
+    sector_misses (lookups that went ahead); reservation fails are counted per
+    failed attempt (per stalled cycle in a ticking component) and by reason."""
+
+    accesses: int = 0
+    hits: int = 0
+    pending_hits: int = 0      # hit on sectors whose fill is pending (HIT_RESERVED)
+    misses: int = 0            # tag miss
+    sector_misses: int = 0     # line present, some requested sectors absent
+    res_fail_set: int = 0      # every way of the set has a pending fill
+    res_fail_mshr: int = 0     # no free MSHR entry
+    res_fail_merge: int = 0    # the MSHR entry already holds max_merge requests
+    res_fail_queue: int = 0    # the miss queue to the next level is full
+    evictions: int = 0         # valid lines replaced
+    writebacks: int = 0        # evictions of dirty lines
+    writeback_sectors: int = 0
+    fills: int = 0
+    fill_sectors: int = 0
+
+    @property
+    def reservation_fails(self) -> int:
+        return self.res_fail_set + self.res_fail_mshr + self.res_fail_merge + self.res_fail_queue
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["reservation_fails"] = self.reservation_fails
+        return d
+
+
+@dataclass
+class MSHRStats:
+    """Counters of one MSHR table."""
+
+    allocations: int = 0
+    merges: int = 0
+    fills: int = 0        # fill() calls
+    released: int = 0     # tokens handed back by fills
+    peak_entries: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+# ---------------------------------------------------------------------------- set index
+
+# IPOLY hashing (Rau, ISCA 1991), the equations GPGPU-Sim's hashing.cc uses for
+# 16 (IPOLY(5)), 32 (IPOLY(37)) and 64 (IPOLY(67)) sets: index bit i is flipped by
+# the parity of these bits of addr >> (line bits + set bits).
+_IPOLY_BITS = {
+    16: ((11, 10, 9, 8, 6, 4, 3, 0), (12, 8, 7, 6, 5, 3, 1, 0), (9, 8, 7, 6, 4, 2, 1),
+         (10, 9, 8, 7, 5, 3, 2)),
+    32: ((13, 12, 11, 10, 9, 6, 5, 3, 0), (14, 13, 12, 11, 10, 7, 6, 4, 1), (14, 10, 9, 8, 7, 6, 3, 2, 0),
+         (11, 10, 9, 8, 7, 4, 3, 1), (12, 11, 10, 9, 8, 5, 4, 2)),
+    64: ((18, 17, 16, 15, 12, 10, 6, 5, 0), (15, 13, 12, 11, 10, 7, 5, 1, 0), (16, 14, 13, 12, 11, 8, 6, 2, 1),
+         (17, 15, 14, 13, 12, 9, 7, 3, 2), (18, 16, 15, 14, 13, 10, 8, 4, 3), (17, 16, 15, 14, 11, 9, 5, 4)),
+}
+SET_INDEX_FUNCTIONS = ("linear", "xor", "xor_hash", "hash", "fermi_hash", "ipoly")
+
+
+def make_set_index(name: str, n_sets: int, line_bytes: int) -> Callable[[int], int]:
+    """The set-index function `addr -> set` (GPGPU-Sim cache_config::hash_function):
+    linear = line number mod sets; xor = linear index XOR the next set-index-width
+    bits above it; hash = Fermi L1 hash (Nugteren et al., HPCA 2014; 32 or 64 sets,
+    128-byte lines); ipoly = IPOLY (16, 32 or 64 sets)."""
+    ls = line_bytes.bit_length() - 1
+    pow2 = n_sets & (n_sets - 1) == 0
+    m = n_sets - 1
+    if name == "linear":
+        if pow2:
+            return lambda a: (a >> ls) & m
+        return lambda a: (a >> ls) % n_sets
+    if not pow2:
+        raise ValueError(f"set index {name!r} needs a power-of-two set count, not {n_sets}")
+    hs = ls + m.bit_length()
+    if name in ("xor", "xor_hash"):
+        return lambda a: ((a >> ls) ^ (a >> hs)) & m
+    if name in ("hash", "fermi_hash"):
+        if n_sets not in (32, 64) or line_bytes != 128:
+            raise ValueError(f"the Fermi hash set index needs 32 or 64 sets of 128-byte lines, "
+                             f"not {n_sets} x {line_bytes}")
+
+        def fermi(a: int) -> int:
+            upper = ((a & 0xE000) >> 13) | ((a & 0x20000) >> 14) | ((a & 0x80000) >> 15)
+            s = ((a >> 7) & 0x1F) ^ upper
+            return s | ((a & 0x1000) >> 7) if n_sets == 64 else s
+        return fermi
+    if name == "ipoly":
+        if n_sets not in _IPOLY_BITS:
+            raise ValueError(f"the ipoly set index needs 16, 32 or 64 sets, not {n_sets}")
+        masks = tuple((i, sum(1 << b for b in bits)) for i, bits in enumerate(_IPOLY_BITS[n_sets]))
+
+        def ipoly(a: int) -> int:
+            h = a >> hs
+            idx = (a >> ls) & m
+            for i, mk in masks:
+                if (h & mk).bit_count() & 1:
+                    idx ^= 1 << i
+            return idx
+        return ipoly
+    raise ValueError(f"unknown set index function {name!r}; choose one of {list(SET_INDEX_FUNCTIONS)}")
+
+
+# ---------------------------------------------------------------------------- tag array
+
+class Eviction(NamedTuple):
+    """A line leaving the cache: its address and which sectors were valid / dirty
+    (dirty sectors must be written to the next level)."""
+
+    addr: int
+    valid: int
+    dirty: int
+
+
+class AccessResult(NamedTuple):
+    """Outcome of `CacheArray.access`: the status, the sectors the caller must fetch
+    (reserved for the fill when `reserve=True`), and the line evicted to make room."""
+
+    status: int
+    missing: int
+    evicted: Eviction | None
+
+
+class _Line:
+    __slots__ = ("addr", "set_idx", "valid", "dirty", "reserved", "last_use", "born")
+
+    def __init__(self, addr: int, set_idx: int, now: int) -> None:
+        self.addr = addr
+        self.set_idx = set_idx
+        self.valid = 0      # sectors holding data
+        self.dirty = 0      # sectors newer than the next level
+        self.reserved = 0   # sectors with a fill on its way (HIT_RESERVED)
+        self.last_use = now
+        self.born = now
+
+
+class CacheArray:
+    """The tag (and state) array of a set-associative cache with sectored lines.
+
+    Addresses are line-aligned byte addresses; the line address is the tag. Lookup
+    is a dict access; the set index is computed only to allocate. A line with a
+    pending fill (any reserved sector) is never chosen as a victim: when every way
+    of a set is reserved the allocation is a reservation failure."""
+
+    def __init__(self, size_bytes: int, assoc: int, line_bytes: int = 128, sector_bytes: int | None = 32,
+                 replacement: str = "lru", set_index: str = "linear",
+                 index_addr: Callable[[int], int] | None = None) -> None:
+        if line_bytes < SECTOR_BYTES or line_bytes & (line_bytes - 1):
+            raise ValueError(f"line_bytes must be a power of two >= {SECTOR_BYTES}, not {line_bytes}")
+        if assoc < 1 or size_bytes < line_bytes * assoc or size_bytes % (line_bytes * assoc):
+            raise ValueError(f"size_bytes ({size_bytes}) must be a positive multiple of "
+                             f"line_bytes x assoc ({line_bytes} x {assoc})")
+        granule = line_bytes if sector_bytes is None else sector_bytes
+        if granule % SECTOR_BYTES or line_bytes % granule:
+            raise ValueError(f"sector_bytes ({sector_bytes}) must be a multiple of {SECTOR_BYTES} "
+                             f"dividing line_bytes ({line_bytes})")
+        self.size_bytes = size_bytes
+        self.assoc = assoc
+        self.line_bytes = line_bytes
+        self.sector_bytes = sector_bytes
+        self.n_sets = size_bytes // (line_bytes * assoc)
+        self.n_sectors = line_bytes // SECTOR_BYTES
+        self.full_mask = (1 << self.n_sectors) - 1
+        self._lru = _choice("replacement policy", replacement, {"lru": True, "fifo": False})
+        fn = make_set_index(set_index, self.n_sets, line_bytes)
+        self.set_index: Callable[[int], int] = fn if index_addr is None else (lambda a: fn(index_addr(a)))
+        g = granule // SECTOR_BYTES
+        self._widen_tbl: list[int] | None = None
+        if g > 1:
+            gm = (1 << g) - 1
+            self._widen_tbl = [sum(gm << k for k in range(0, self.n_sectors, g) if (m >> k) & gm)
+                               for m in range(1 << self.n_sectors)]
+        self._lines: dict[int, _Line] = {}
+        self._sets: list[list[_Line]] = [[] for _ in range(self.n_sets)]
+        self._clock = 0
+        self.stats = CacheStats()
+
+    # -- queries (no side effects) ----------------------------------------------------
+    def widen(self, mask: int) -> int:
+        """`mask` (32-byte sectors) widened to whole fill granules, limited to the line."""
+        mask &= self.full_mask
+        t = self._widen_tbl
+        return mask if t is None else t[mask]
+
+    def __contains__(self, addr: int) -> bool:
+        return addr in self._lines
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def state(self, addr: int) -> tuple[int, int, int] | None:
+        """(valid, dirty, reserved) sector masks of the line, or None if absent."""
+        ln = self._lines.get(addr)
+        return None if ln is None else (ln.valid, ln.dirty, ln.reserved)
+
+    def set_lines(self, set_idx: int) -> list[int]:
+        """Addresses in a set, next victim first (LRU or FIFO order)."""
+        key = (lambda ln: ln.last_use) if self._lru else (lambda ln: ln.born)
+        return [ln.addr for ln in sorted(self._sets[set_idx], key=key)]
+
+    def probe(self, addr: int, mask: int = ALL) -> int:
+        """Classify an access without changing anything: HIT (every requested sector
+        valid), HIT_RESERVED (the rest are pending fills), SECTOR_MISS (line present,
+        some sector neither valid nor pending), MISS, or RESERVATION_FAIL (a miss
+        whose set has no way free of pending fills — a cache that does not allocate
+        on this miss may treat it as MISS)."""
+        ln = self._lines.get(addr)
+        if ln is None:
+            return MISS if self._victim(self.set_index(addr)) is not False else RESERVATION_FAIL
+        need = self.widen(mask) & ~ln.valid
+        if not need:
+            return HIT
+        return SECTOR_MISS if need & ~ln.reserved else HIT_RESERVED
+
+    def missing(self, addr: int, mask: int = ALL) -> int:
+        """Sectors of `mask` neither valid nor pending (what a fetch must bring)."""
+        mask = self.widen(mask)
+        ln = self._lines.get(addr)
+        return mask if ln is None else mask & ~ln.valid & ~ln.reserved
+
+    def victim(self, addr: int) -> tuple[bool, Eviction | None]:
+        """(can allocate, line that allocating `addr` would evict). (True, None) when
+        the line is present or its set has a free way."""
+        if addr in self._lines:
+            return True, None
+        v = self._victim(self.set_index(addr))
+        if v is False:
+            return False, None
+        return True, (None if v is None else Eviction(v.addr, v.valid, v.dirty))
+
+    def _victim(self, set_idx: int) -> _Line | None | bool:
+        ways = self._sets[set_idx]
+        if len(ways) < self.assoc:
+            return None
+        best: _Line | bool = False
+        key = 0
+        lru = self._lru
+        for ln in ways:
+            if ln.reserved:
+                continue
+            k = ln.last_use if lru else ln.born
+            if best is False or k < key:
+                best, key = ln, k
+        return best
+
+    # -- updates ------------------------------------------------------------------------
+    def access(self, addr: int, mask: int = ALL, allocate: bool = True, reserve: bool = True) -> AccessResult:
+        """Look up and update replacement state (GPGPU-Sim tag_array::access). On a
+        MISS with `allocate`, a line is installed (evicting the victim); with
+        `reserve`, the missing sectors are marked pending, so the caller must fetch
+        them and call `fill`. A RESERVATION_FAIL changes nothing but the counter."""
+        st = self.stats
+        mask = self.widen(mask)
+        ln = self._lines.get(addr)
+        if ln is not None:
+            self._clock += 1
+            ln.last_use = self._clock
+            st.accesses += 1
+            need = mask & ~ln.valid
+            if not need:
+                st.hits += 1
+                return AccessResult(HIT, 0, None)
+            missing = need & ~ln.reserved
+            if not missing:
+                st.pending_hits += 1
+                return AccessResult(HIT_RESERVED, 0, None)
+            st.sector_misses += 1
+            if reserve:
+                ln.reserved |= missing
+            return AccessResult(SECTOR_MISS, missing, None)
+        if not allocate:
+            st.accesses += 1
+            st.misses += 1
+            return AccessResult(MISS, mask, None)
+        set_idx = self.set_index(addr)
+        v = self._victim(set_idx)
+        if v is False:
+            st.res_fail_set += 1
+            return AccessResult(RESERVATION_FAIL, 0, None)
+        st.accesses += 1
+        st.misses += 1
+        evicted = None if v is None else self._evict(v)
+        ln = self._install(addr, set_idx)
+        if reserve:
+            ln.reserved = mask
+        return AccessResult(MISS, mask, evicted)
+
+    def reserve(self, addr: int, mask: int = ALL) -> int:
+        """Mark the absent sectors of `mask` as pending a fill; returns them. The line
+        must be present."""
+        ln = self._line(addr)
+        new = self.widen(mask) & ~ln.valid & ~ln.reserved
+        ln.reserved |= new
+        return new
+
+    def write(self, addr: int, mask: int = ALL, dirty: bool = True) -> None:
+        """Store whole sectors into a present line: they become valid (and dirty for a
+        write-back cache). A pending fill of those sectors stays pending but will not
+        clear the dirty state."""
+        ln = self._line(addr)
+        mask = self.widen(mask)
+        ln.valid |= mask
+        if dirty:
+            ln.dirty |= mask
+
+    def mark_dirty(self, addr: int, mask: int = ALL) -> None:
+        """Mark sectors modified in place (an atomic performed at this cache)."""
+        ln = self._line(addr)
+        mask = self.widen(mask)
+        ln.valid |= mask
+        ln.dirty |= mask
+
+    def fill(self, addr: int, mask: int = ALL) -> Eviction | None:
+        """Data for `mask` arrived: the sectors become valid and no longer pending. An
+        absent line is allocated here (allocate-on-fill), returning what it evicted;
+        the caller must have checked `victim()` (a set with every way pending raises)."""
+        mask = self.widen(mask)
+        ln = self._lines.get(addr)
+        evicted = None
+        if ln is None:
+            set_idx = self.set_index(addr)
+            v = self._victim(set_idx)
+            if v is False:
+                raise RuntimeError(f"fill of {addr:#x} into a set whose ways all have pending fills: "
+                                   f"the caller must check victim() first")
+            if v is not None:
+                evicted = self._evict(v)
+            ln = self._install(addr, set_idx)
+        ln.valid |= mask
+        ln.reserved &= ~mask
+        self.stats.fills += 1
+        self.stats.fill_sectors += mask.bit_count()
+        return evicted
+
+    def invalidate(self, addr: int, mask: int = ALL) -> Eviction | None:
+        """Drop sectors of a line (write-evict, or a coherence action). Pending fills
+        stay pending. Returns what was dropped (its dirty sectors are lost unless the
+        caller writes them back), or None if nothing was present."""
+        ln = self._lines.get(addr)
+        if ln is None:
+            return None
+        mask = self.widen(mask)
+        dropped = Eviction(addr, ln.valid & mask, ln.dirty & mask)
+        ln.valid &= ~mask
+        ln.dirty &= ~mask
+        if not ln.valid and not ln.reserved:
+            del self._lines[addr]
+            self._sets[ln.set_idx].remove(ln)
+        return dropped
+
+    def invalidate_all(self) -> None:
+        """Drop every line (kernel-boundary L1 invalidation); lines with pending fills
+        keep only their pending sectors. Dirty data is discarded: `flush()` first."""
+        for addr in list(self._lines):
+            self.invalidate(addr)
+
+    def flush(self) -> list[Eviction]:
+        """Clean every dirty line and return what must be written back."""
+        out = []
+        for ln in self._lines.values():
+            if ln.dirty:
+                out.append(Eviction(ln.addr, ln.valid, ln.dirty))
+                ln.dirty = 0
+        return out
+
+    def _line(self, addr: int) -> _Line:
+        ln = self._lines.get(addr)
+        if ln is None:
+            raise KeyError(f"line {addr:#x} is not in the cache: allocate it with access() first")
+        return ln
+
+    def _install(self, addr: int, set_idx: int) -> _Line:
+        self._clock += 1
+        ln = _Line(addr, set_idx, self._clock)
+        self._lines[addr] = ln
+        self._sets[set_idx].append(ln)
+        return ln
+
+    def _evict(self, v: _Line) -> Eviction:
+        del self._lines[v.addr]
+        self._sets[v.set_idx].remove(v)
+        st = self.stats
+        if v.valid:
+            st.evictions += 1
+        if v.dirty:
+            st.writebacks += 1
+            st.writeback_sectors += v.dirty.bit_count()
+        return Eviction(v.addr, v.valid, v.dirty)
+
+
+# ---------------------------------------------------------------------------- MSHR
+
+class _Entry:
+    __slots__ = ("pending", "waiters")
+
+    def __init__(self, pending: int) -> None:
+        self.pending = pending              # sectors requested below and not yet back
+        self.waiters: list[tuple[Any, int]] = []  # (token, sectors it waits for)
+
+
+class MSHR:
+    """Miss-status holding registers keyed by line address: one entry per line with
+    outstanding fills, holding up to `max_merge` waiting requests (tokens). Entries
+    track sectors, so a fill of some sectors releases the requests it completes and
+    the entry is freed when nothing is pending. Token None is allowed (a fetch no one
+    waits for, e.g. a write-allocate read) and still occupies a merge slot."""
+
+    def __init__(self, entries: int, max_merge: int) -> None:
+        if entries < 1 or max_merge < 1:
+            raise ValueError(f"MSHR needs entries >= 1 and max_merge >= 1, not {entries}, {max_merge}")
+        self.entries = entries
+        self.max_merge = max_merge
+        self._e: dict[int, _Entry] = {}
+        self.stats = MSHRStats()
+
+    def __len__(self) -> int:
+        return len(self._e)
+
+    @property
+    def full(self) -> bool:
+        return len(self._e) >= self.entries
+
+    def lookup(self, addr: int) -> bool:
+        """Is there an entry for this line?"""
+        return addr in self._e
+
+    def pending(self, addr: int) -> int:
+        """Sectors still awaited for this line (0 when there is no entry)."""
+        e = self._e.get(addr)
+        return 0 if e is None else e.pending
+
+    def can_allocate(self, addr: int) -> bool:
+        return addr not in self._e and len(self._e) < self.entries
+
+    def can_merge(self, addr: int) -> bool:
+        e = self._e.get(addr)
+        return e is not None and len(e.waiters) < self.max_merge
+
+    def allocate(self, addr: int, token: Any, sector_mask: int = ALL) -> None:
+        """New entry for a miss fetching `sector_mask`; `token` waits for all of it."""
+        if not self.can_allocate(addr):
+            raise RuntimeError(f"MSHR allocate for {addr:#x}: entry exists or table full "
+                               f"(caller must check can_allocate())")
+        e = _Entry(sector_mask)
+        e.waiters.append((token, sector_mask))
+        self._e[addr] = e
+        st = self.stats
+        st.allocations += 1
+        if len(self._e) > st.peak_entries:
+            st.peak_entries = len(self._e)
+
+    def merge(self, addr: int, token: Any, sector_mask: int = ALL, fetch: int = 0) -> bool:
+        """Add a request to the line's entry; it waits for the pending sectors of
+        `sector_mask` (the rest must already be valid). `fetch` adds sectors the
+        caller has just requested below. False (nothing changed) when the entry
+        already holds `max_merge` requests."""
+        e = self._e.get(addr)
+        if e is None:
+            raise KeyError(f"MSHR merge for {addr:#x} without an entry (caller must lookup() first)")
+        if len(e.waiters) >= self.max_merge:
+            return False
+        e.pending |= fetch
+        e.waiters.append((token, sector_mask & e.pending))
+        self.stats.merges += 1
+        return True
+
+    def fill(self, addr: int, sector_mask: int = ALL) -> list:
+        """Sectors arrived: return the tokens whose sectors are now all present, in
+        arrival order; the entry is freed when nothing is pending."""
+        e = self._e.get(addr)
+        if e is None:
+            raise KeyError(f"MSHR fill for {addr:#x} without an entry")
+        e.pending &= ~sector_mask
+        st = self.stats
+        st.fills += 1
+        if not e.pending:
+            del self._e[addr]
+            out = [t for t, _ in e.waiters]
+        else:
+            out, keep = [], []
+            for w in e.waiters:
+                (keep if w[1] & e.pending else out).append(w)
+            e.waiters = keep
+            out = [t for t, _ in out]
+        st.released += len(out)
+        return out
+
+
+# ---------------------------------------------------------------------------- policies
+
+@dataclass(frozen=True, slots=True)
+class WriteActions:
+    """What a cache does for one write. `allocate`: install the line on a miss;
+    `fetch`: read the line's missing sectors from below; `write_line`: store the
+    data in the line; `dirty`: the stored sectors become dirty (write-back);
+    `send`: forward the write to the next level now; `invalidate`: drop the line's
+    copy of the written sectors."""
+
+    allocate: bool = False
+    fetch: bool = False
+    write_line: bool = False
+    dirty: bool = False
+    send: bool = False
+    invalidate: bool = False
+
+
+_REPLACEMENT = {"L": "lru", "F": "fifo"}
+_WRITE = {"R": "read_only", "B": "write_back", "T": "write_through", "E": "write_evict",
+          "L": "local_wb_global_wt"}
+_ALLOC = {"m": "on_miss", "f": "on_fill", "s": "streaming"}
+_WRITE_ALLOC = {"N": "no_write_allocate", "W": "write_allocate", "F": "fetch_on_write",
+                "L": "lazy_fetch_on_read"}
+_SET_INDEX = {"L": "linear", "H": "hash", "P": "ipoly", "X": "xor"}
+
+
+@dataclass(frozen=True)
+class CachePolicy:
+    """Replacement, write, allocation and set-index policies of a cache, named as in
+    tlpsim's config (GPGPU-Sim letters via `from_gpgpusim`)."""
+
+    replacement: str = "lru"
+    write_policy: str = "write_back"
+    allocation: str = "on_miss"
+    write_allocate: str = "no_write_allocate"
+    set_index: str = "linear"
+    _table: dict = field(init=False, repr=False, compare=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for what, value, names in (("replacement", self.replacement, _REPLACEMENT),
+                                   ("write_policy", self.write_policy, _WRITE),
+                                   ("allocation", self.allocation, _ALLOC),
+                                   ("write_allocate", self.write_allocate, _WRITE_ALLOC)):
+            if value not in names.values():
+                raise ValueError(f"unknown {what} {value!r}; choose one of {sorted(names.values())}")
+        if self.set_index not in SET_INDEX_FUNCTIONS:
+            raise ValueError(f"unknown set_index {self.set_index!r}; choose one of {list(SET_INDEX_FUNCTIONS)}")
+        if self.write_policy != "read_only":
+            for hit in (False, True):
+                for local in (False, True):
+                    for partial in (False, True):
+                        self._table[hit, local, partial] = self._decide(hit, local, partial)
+
+    @classmethod
+    def from_gpgpusim(cls, letters: str) -> "CachePolicy":
+        """Parse GPGPU-Sim's `<rep>:<wr>:<alloc>:<wr_alloc>:<set_index>` (e.g. the
+        GTX480 dl2 "L:B:m:L:L": LRU, write-back, allocate on miss, lazy fetch on
+        read, linear index)."""
+        parts = letters.strip().split(":")
+        if len(parts) != 5:
+            raise ValueError(f"cache policy letters {letters!r}: expected <rep>:<wr>:<alloc>:<wr_alloc>:<set_index>")
+        rp, wp, ap, wap, sif = parts
+        return cls(replacement=_choice("replacement letter", rp, _REPLACEMENT),
+                   write_policy=_choice("write policy letter", wp, _WRITE),
+                   allocation=_choice("allocation letter", ap, _ALLOC),
+                   write_allocate=_choice("write-allocate letter", wap, _WRITE_ALLOC),
+                   set_index=_choice("set-index letter", sif, _SET_INDEX))
+
+    @property
+    def allocate_on_fill(self) -> bool:
+        """Read misses install the line when the data returns (GPGPU-Sim treats
+        'streaming' as on-fill)."""
+        return self.allocation != "on_miss"
+
+    def on_write(self, hit: bool, local: bool = False, partial: bool = False) -> WriteActions:
+        """The actions for a write that hits (every written sector valid) or misses.
+        `local`: a local-memory access (only matters for local_wb_global_wt);
+        `partial`: the write covers only part of a sector (fetch_on_write must then
+        fetch). Follows GPGPU-Sim's data_cache wr_hit_* / wr_miss_* functions; note
+        that its "L" policy evicts on a global write hit (wr_hit_global_we_local_wb)
+        although the option is named local write-back / global write-through."""
+        try:
+            return self._table[hit, local, partial]
+        except KeyError:
+            raise ValueError("write to a read_only cache") from None
+
+    def _decide(self, hit: bool, local: bool, partial: bool) -> WriteActions:
+        wp = self.write_policy
+        if wp == "local_wb_global_wt":
+            wp = "write_back" if local else "write_evict"
+        wb = wp == "write_back"
+        if hit:
+            if wp == "write_evict":
+                return WriteActions(send=True, invalidate=True)
+            return WriteActions(write_line=True, dirty=wb, send=not wb)
+        wa = self.write_allocate
+        if wa == "no_write_allocate":
+            return WriteActions(send=True)
+        if wa == "write_allocate":  # GPGPU-Sim 3.x naive: write through and read the line
+            return WriteActions(allocate=True, fetch=True, send=True)
+        fetch = wa == "fetch_on_write" and partial
+        return WriteActions(allocate=True, fetch=fetch, write_line=True, dirty=wb, send=not wb)
+
+
+def parse_gpgpusim_cache(spec: str) -> dict:
+    """Decode a GPGPU-Sim cache option such as the GTX480 dl2
+    "S:64:128:8,L:B:m:L:L,A:256:4,4:0,32" —
+    `<type>:<nsets>:<line>:<assoc>,<policy letters>,<mshr>:<entries>:<merge>,<miss queue>[:<result fifo>][,<data port>]`
+    — into constructor arguments (type S = sectored, N = whole-line fills)."""
+    groups = [g.strip() for g in spec.strip().split(",")]
+    if len(groups) < 4:
+        raise ValueError(f"cache spec {spec!r}: expected at least 4 comma-separated groups")
+    geo, pol, mshr, mq = groups[0].split(":"), groups[1], groups[2].split(":"), groups[3].split(":")
+    if len(geo) != 4 or geo[0] not in ("S", "N") or len(mshr) != 3:
+        raise ValueError(f"cache spec {spec!r}: bad geometry {groups[0]!r} or MSHR {groups[2]!r}")
+    n_sets, line, assoc = int(geo[1]), int(geo[2]), int(geo[3])
+    port = int(groups[4]) if len(groups) > 4 and groups[4] else 0
+    return {
+        "size_bytes": n_sets * line * assoc, "n_sets": n_sets, "line_bytes": line, "assoc": assoc,
+        "sector_bytes": SECTOR_BYTES if geo[0] == "S" else None,
+        "policy": CachePolicy.from_gpgpusim(pol),
+        "mshr_type": mshr[0], "mshr_entries": int(mshr[1]), "mshr_max_merge": int(mshr[2]),
+        "miss_queue_entries": int(mq[0]), "result_fifo_entries": int(mq[1]) if len(mq) > 1 else 0,
+        "data_port_bytes": port or line,
+    }

@@ -1,0 +1,456 @@
+"""The interconnect: an input-queued crossbar, one instance per direction
+(SM→L2 requests, L2→SM replies), in the interconnect clock domain.
+
+Model (GPUDuet §2.2 "queueing on inputs", Karol et al. 1987; the 2 − √2 ≈ 58.6 %
+saturation throughput under uniform random traffic follows from it):
+
+* Every source owns one FIFO input buffer (a `TimedQueue` it fills); only its head
+  packet competes (head-of-line blocking). A packet of `packet_bytes()` bytes is
+  `ceil(bytes / flit_bytes)` flits.
+* Each cycle every free output grants one input whose head packet routes to it:
+  round-robin per output (the pointer moves one past the granted input), iSLIP with
+  one iteration (McKeown 1999; GPGPU-Sim's Fermi `sw_allocator = islip`), or a
+  random pick (the arbiter GPUDuet §3.1 describes).
+* A granted input sends one flit per cycle; the output is held until the tail flit
+  has crossed (wormhole), so input and output are free again `flits` cycles after
+  the grant.
+* Output back-pressure is credit based: a transfer starts only if the packet fits
+  in the output buffer together with the packets already in flight to it. The
+  packet is written into the output queue `latency` cycles after its tail flit
+  crossed. A lone packet at the head of its input at cycle c is therefore pushed at
+  c + flits − 1 + latency and — with the usual queue delay of 1 — seen by the
+  destination at c + flits + latency; that is its recorded latency.
+
+Everything is event driven: arrivals are reported by the input ports, releases and
+deliveries set timers, and a full output wakes the crossbar when its destination
+pops. Per-cycle work is proportional to the waiting packets, never a scan of all
+ports. Stalls of skipped cycles are back-filled in `skipped()`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from tlpsim.timing.engine import ClockDomain, Component
+from tlpsim.timing.mem_types import HEADER_BYTES
+from tlpsim.timing.queues import TimedQueue
+
+LINE_BYTES = 128
+ARBITERS = ("rr", "round_robin", "islip", "random")
+# GPUDuet §4.1: interconnect utilisation is reported against the sustainable
+# throughput of an input-queued crossbar, "60% of the peak bandwidth".
+SUSTAINABLE_FRACTION = 0.6
+
+
+def packet_flits(packet: Any, flit_bytes: int) -> int:
+    """Flits a packet occupies on a channel `flit_bytes` wide (at least one)."""
+    return max(1, -(-packet.packet_bytes() // flit_bytes))
+
+
+def default_route(packet: Any) -> int:
+    """Requests go to their L2 slice, replies back to their SM."""
+    return packet.src_sm if packet.is_reply else packet.partition
+
+
+class FlitQueue(TimedQueue):
+    """A TimedQueue whose capacity counts flits instead of packets (a router buffer
+    of `capacity` flits). `can_push()` without an item asks for room for the
+    largest packet (header + a full 128-byte line); `can_push(item)` for that one.
+    A pop that leaves room for a largest packet wakes the producer."""
+
+    def __init__(self, name: str, capacity_flits: int, flit_bytes: int, consumer: Component | None = None,
+                 delay: int = 1, producer: Component | None = None) -> None:
+        if flit_bytes < 1:
+            raise ValueError(f"queue {name}: flit_bytes must be >= 1")
+        self.flit_bytes = flit_bytes
+        self.max_packet_flits = -(-(HEADER_BYTES + LINE_BYTES) // flit_bytes)
+        if capacity_flits < self.max_packet_flits:
+            raise ValueError(f"queue {name}: {capacity_flits} flits cannot hold a largest packet "
+                             f"({self.max_packet_flits} flits of {flit_bytes} bytes)")
+        super().__init__(name, capacity_flits, consumer, delay, producer)
+        self.used_flits = 0
+
+    def flits_of(self, item: Any) -> int:
+        return packet_flits(item, self.flit_bytes)
+
+    def units_of(self, item: Any = None) -> int:
+        return self.max_packet_flits if item is None else self.flits_of(item)
+
+    def used_units(self) -> int:
+        return self.used_flits
+
+    def _on_push(self, item: Any) -> None:
+        self.used_flits += self.flits_of(item)
+
+    def _on_pop(self, item: Any) -> None:
+        self.used_flits -= self.flits_of(item)
+
+
+class _InputPort:
+    """Stands in as the consumer of one input queue so a push tells the crossbar
+    *which* input received a packet (duck-typed for `TimedQueue.push`, which only
+    uses the consumer's `domain` and `engine.wake_at_time`)."""
+
+    __slots__ = ("domain", "index", "xbar")
+
+    def __init__(self, xbar: Crossbar, index: int) -> None:
+        self.xbar = xbar
+        self.index = index
+        self.domain = xbar.domain
+
+    @property
+    def engine(self) -> _InputPort:
+        return self
+
+    def wake_at_time(self, _comp: Any, t_fs: int) -> None:
+        self.xbar._note_arrival(t_fs, self.index)
+
+    @property
+    def now(self) -> int:
+        eng = self.xbar.engine
+        return eng.now if eng is not None else 0
+
+
+@dataclass
+class CrossbarStats:
+    """Counters of one crossbar (one direction). Busy cycles are flit-cycles: an
+    input or output is busy for every flit it sends or receives."""
+
+    n_inputs: int
+    n_outputs: int
+    packets: int = 0               # transfers granted
+    flits: int = 0                 # flits through the switch (energy: buffer read + crossbar + buffer write)
+    bytes: int = 0
+    delivered: int = 0             # packets written into output queues
+    latency_sum: int = 0           # input arrival -> visible at the output, over delivered packets
+    latency_max: int = 0
+    conflicts: int = 0             # requests that lost an arbitration to another input
+    contention_stalls: int = 0     # input-cycles a ready head packet waited for an output another packet held
+    backpressure_stalls: int = 0   # input-cycles a ready head packet waited for output-buffer room
+    input_busy: list[int] = field(default_factory=list)
+    output_busy: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.input_busy:
+            self.input_busy = [0] * self.n_inputs
+        if not self.output_busy:
+            self.output_busy = [0] * self.n_outputs
+
+    @property
+    def avg_latency(self) -> float:
+        return self.latency_sum / self.delivered if self.delivered else 0.0
+
+    def utilisation(self, cycles: int) -> float:
+        """Flits transferred over the peak of one flit per output per cycle."""
+        return self.flits / (self.n_outputs * cycles) if cycles > 0 else 0.0
+
+    def to_dict(self, cycles: int | None = None, sustainable_fraction: float = SUSTAINABLE_FRACTION) -> dict:
+        d = asdict(self)
+        d["avg_latency"] = self.avg_latency
+        if cycles is not None:
+            u = self.utilisation(cycles)
+            d["cycles"] = cycles
+            d["utilisation"] = u
+            d["sustainable_utilisation"] = u / sustainable_fraction
+        return d
+
+
+def _mix(seed: int, cycle: int, output: int) -> int:
+    """A stateless hash (splitmix64 finaliser) of (seed, cycle, output): random
+    arbitration that does not depend on how many ticks ran, so dense and sparse
+    ticking make the same choices."""
+    z = (seed * 0x9E3779B97F4A7C15 + cycle * 0xBF58476D1CE4E5B9 + output * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return z ^ (z >> 31)
+
+
+class Crossbar(Component):
+    """An N×M input-queued crossbar switch with FIFO inputs and wormhole outputs.
+
+    `inputs[i]` is filled by source i, `outputs[o]` drained by destination o. Given
+    queues are adopted as they are (their capacity, in packets or — for a
+    `FlitQueue` — in flits, is the buffer size); omitted ones are created as
+    `FlitQueue`s of `input_buffer_flits` / `output_buffer_flits`, whose `producer`
+    (inputs) and `consumer` (outputs) the caller then sets. The crossbar installs
+    itself as consumer of every input and producer of every output.
+    """
+
+    def __init__(self, domain: ClockDomain, name: str, n_inputs: int, n_outputs: int, flit_bytes: int = 40,
+                 input_buffer_flits: int = 64, output_buffer_flits: int = 32, latency: int = 2,
+                 route: Callable[[Any], int] | None = None, inputs: Sequence[TimedQueue] | None = None,
+                 outputs: Sequence[TimedQueue] | None = None, arbitration: str = "rr", seed: int = 0,
+                 sustainable_fraction: float = SUSTAINABLE_FRACTION) -> None:
+        super().__init__(domain)
+        if n_inputs < 1 or n_outputs < 1:
+            raise ValueError(f"crossbar {name}: needs at least one input and one output")
+        if flit_bytes < 1:
+            raise ValueError(f"crossbar {name}: flit_bytes must be >= 1, got {flit_bytes}")
+        if latency < 0:
+            raise ValueError(f"crossbar {name}: latency must be >= 0, got {latency}")
+        if arbitration not in ARBITERS:
+            raise ValueError(f"crossbar {name}: unknown arbitration {arbitration!r}; choose one of {ARBITERS}")
+        self.name = name
+        self.n_inputs = n_inputs
+        self.n_outputs = n_outputs
+        self.flit_bytes = flit_bytes
+        self.latency = latency
+        self.route = route or default_route
+        self.arbitration = arbitration
+        self._random = arbitration == "random"
+        self.seed = seed
+        self.sustainable_fraction = sustainable_fraction
+        if inputs is None:
+            inputs = [FlitQueue(f"{name}.in{i}", input_buffer_flits, flit_bytes) for i in range(n_inputs)]
+        if outputs is None:
+            outputs = [FlitQueue(f"{name}.out{o}", output_buffer_flits, flit_bytes) for o in range(n_outputs)]
+        if len(inputs) != n_inputs or len(outputs) != n_outputs:
+            raise ValueError(f"crossbar {name}: got {len(inputs)} input / {len(outputs)} output queues for "
+                             f"{n_inputs}x{n_outputs} ports")
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.stats = CrossbarStats(n_inputs, n_outputs)
+
+        self._arrivals: list[tuple[int, int]] = []        # (ready time fs, input)
+        self._unscheduled = False                         # arrivals noted before joining an engine
+        self._releases: list[tuple[int, int, int]] = []   # (cycle, input, output) transfer ends
+        self._deliveries: list[tuple] = []                # (cycle, seq, output, units, packet, arrival cycle)
+        self._seq = itertools.count()
+        self._busy_in = [False] * n_inputs
+        self._requesting = [False] * n_inputs
+        self._req: dict[int, set[int]] = {}               # output -> inputs whose ready head routes to it
+        self._held = [False] * n_outputs
+        self._reserved = [0] * n_outputs                  # credits in flight (flits or packets)
+        self._flit_out = [isinstance(q, FlitQueue) for q in self.outputs]
+        self._ptr = [0] * n_outputs
+        self._waiting = (0, 0)                            # (contention, back-pressure) waiters per cycle
+        # packets queued before the crossbar adopted an input were never reported by
+        # its port: they are announced one at a time as they reach the head
+        self._unannounced = [len(q) for q in self.inputs]
+
+        for i, q in enumerate(self.inputs):
+            q.consumer = _InputPort(self, i)
+            if len(q):
+                self._note_arrival(q.next_ready_time(), i)
+        for q in self.outputs:
+            q.producer = self
+
+    # ---------------------------------------------------------------- events
+
+    def _note_arrival(self, t_fs: int, i: int) -> None:
+        heapq.heappush(self._arrivals, (t_fs, i))
+        if self.engine is not None:
+            self.engine.wake_at_time(self, t_fs)
+        else:
+            self._unscheduled = True
+
+    def _consider(self, i: int, now: int) -> None:
+        """Input i is idle: make its head packet a request if it is ready."""
+        q = self.inputs[i]
+        if q.ready(now):
+            o = self.route(q.peek())
+            if not 0 <= o < self.n_outputs:
+                raise ValueError(f"crossbar {self.name}: route() sent a packet from input {i} to output {o}, "
+                                 f"outside 0..{self.n_outputs - 1}")
+            self._requesting[i] = True
+            s = self._req.get(o)
+            if s is None:
+                self._req[o] = {i}
+            else:
+                s.add(i)
+
+    @staticmethod
+    def _wake_producer(q: TimedQueue, now: int) -> None:
+        """Wake an input's producer at its next cycle after a pop. The queue itself
+        does so only when the pop frees a queue that was blocking; but the space is
+        usable only from the next step, so a producer that pushes after the pop in
+        this same step can be refused by the freed units alone — and would sleep
+        through the next cycle, where dense ticking lets it push. One timer per
+        grant, never a scan."""
+        p = q.producer
+        if p is not None and p.engine is not None:
+            d = p.domain
+            p.engine.wake_at_time(p, d.time_of(d.cycle_at(now) + 1))
+
+    def _deliver(self, entry: tuple, now: int) -> None:
+        cyc, _, o, units, pkt, arrival = entry
+        self.outputs[o].push(pkt, now)
+        self._reserved[o] -= units
+        st = self.stats
+        lat = cyc + 1 - arrival
+        st.delivered += 1
+        st.latency_sum += lat
+        st.latency_max = max(st.latency_max, lat)
+
+    # ---------------------------------------------------------------- ticking
+
+    def tick(self, cycle: int) -> bool:
+        now = self.domain.time_of(cycle)
+        if self._unscheduled and self.engine is not None:
+            self._unscheduled = False
+            for t, _ in self._arrivals:
+                self.engine.wake_at_time(self, t)
+        dl = self._deliveries
+        while dl and dl[0][0] <= cycle:
+            self._deliver(heapq.heappop(dl), now)
+        rl = self._releases
+        while rl and rl[0][0] <= cycle:
+            _, i, o = heapq.heappop(rl)
+            self._busy_in[i] = False
+            self._held[o] = False
+            self._consider(i, now)
+        ar = self._arrivals
+        while ar and ar[0][0] <= now:
+            i = heapq.heappop(ar)[1]
+            if not self._busy_in[i] and not self._requesting[i]:
+                self._consider(i, now)
+        if not self._req:
+            self._waiting = (0, 0)
+            return False
+        return self._arbitrate(cycle, now)
+
+    def _pick(self, cycle: int, o: int, reqs: set[int]) -> int:
+        if len(reqs) == 1:
+            return next(iter(reqs))
+        if self._random:
+            cands = sorted(reqs)
+            return cands[_mix(self.seed, cycle, o) % len(cands)]
+        # round-robin: the first requester at or after the output's pointer. With
+        # FIFO inputs each input requests exactly one output, so iSLIP's accept
+        # phase always accepts and one-iteration iSLIP makes this same choice.
+        p, n = self._ptr[o], self.n_inputs
+        return min(reqs, key=lambda i: (i - p) % n)
+
+    def _wake_for_random_fit(self, cycle: int, o: int, reqs: set[int]) -> None:
+        """Output o refused the randomly picked packet for lack of room, with no
+        credit in flight and no room held by this step's pops, so until a pop (which
+        wakes the crossbar) the room stays as it is. Another requester's packet may
+        fit, though, and dense ticking grants it in the first cycle the stateless
+        random pick chooses it: set a timer for that cycle (looking ahead a bounded
+        number of cycles, then simply re-arbitrating)."""
+        out = self.outputs[o]
+        free = out.capacity - out.used_units()
+        fits = set()
+        for i in reqs:
+            pkt = self.inputs[i].peek()
+            if (out.flits_of(pkt) if self._flit_out[o] else 1) <= free:
+                fits.add(i)
+        if not fits:
+            return
+        cands = sorted(reqs)
+        horizon = 8 * len(cands)
+        for c in range(cycle + 1, cycle + horizon):
+            if cands[_mix(self.seed, c, o) % len(cands)] in fits:
+                self.wake_at(c)
+                return
+        self.wake_at(cycle + horizon)
+
+    def _arbitrate(self, cycle: int, now: int) -> bool:
+        """Grant free outputs; count waiting inputs. Returns True when the crossbar
+        must look again next cycle (blocked on credits that only a pop can return
+        while a packet is still in flight to that output)."""
+        st = self.stats
+        contention = backpressure = 0
+        poll = False
+        for o in sorted(self._req):
+            reqs = self._req[o]
+            if self._held[o]:
+                contention += len(reqs)
+                continue
+            i = self._pick(cycle, o, reqs)
+            q_in = self.inputs[i]
+            pkt = q_in.peek()
+            out = self.outputs[o]
+            f = packet_flits(pkt, self.flit_bytes)
+            if self._flit_out[o]:
+                units = out.flits_of(pkt)
+                room = out.held_units() + self._reserved[o] + units <= out.capacity
+            else:
+                units = 1
+                room = out.held_units() + self._reserved[o] < out.capacity
+            if not room:
+                backpressure += len(reqs)
+                # Look again next cycle unless a pop is sure to wake us: credits in
+                # flight hide room a non-blocking pop would free silently, and units
+                # popped this step (held_units > used_units) become usable next step
+                # without any wake (e.g. a delivery refilled the queue after the pop).
+                if self._reserved[o] or out.held_units() > out.used_units():
+                    poll = True
+                elif self._random and len(reqs) > 1:
+                    # the random pick changes every cycle: wake when it next falls
+                    # on a requester whose packet fits the room left
+                    self._wake_for_random_fit(cycle, o, reqs)
+                continue
+            # grant: input i streams f flits to output o during [cycle, cycle + f)
+            arrival = q_in.next_ready_time() // self.domain.period_fs
+            q_in.pop()
+            self._wake_producer(q_in, now)
+            if self._unannounced[i]:
+                self._unannounced[i] -= 1
+                if self._unannounced[i]:
+                    self._note_arrival(q_in.next_ready_time(), i)
+            reqs.discard(i)
+            if reqs:
+                st.conflicts += len(reqs)
+                contention += len(reqs)
+            else:
+                del self._req[o]
+            self._requesting[i] = False
+            self._busy_in[i] = True
+            self._held[o] = True
+            self._reserved[o] += units
+            self._ptr[o] = (i + 1) % self.n_inputs
+            end = cycle + f
+            heapq.heappush(self._releases, (end, i, o))
+            self.wake_at(end)
+            due = end - 1 + self.latency
+            entry = (due, next(self._seq), o, units, pkt, arrival)
+            if due <= cycle:
+                self._deliver(entry, now)
+            else:
+                heapq.heappush(self._deliveries, entry)
+                if due != end:
+                    self.wake_at(due)
+            st.packets += 1
+            st.flits += f
+            st.bytes += pkt.packet_bytes()
+            st.input_busy[i] += f
+            st.output_busy[o] += f
+        st.contention_stalls += contention
+        st.backpressure_stalls += backpressure
+        self._waiting = (contention, backpressure)
+        return poll
+
+    def skipped(self, first: int, last: int) -> None:
+        """While asleep the set of waiting inputs and why they wait cannot change
+        (every change is an event that wakes the crossbar)."""
+        n = last - first + 1
+        c, b = self._waiting
+        self.stats.contention_stalls += c * n
+        self.stats.backpressure_stalls += b * n
+
+    def busy(self) -> bool:
+        """Work pending (for the dense engine's termination test)."""
+        return bool(self._req or self._releases or self._deliveries or self._arrivals)
+
+    # ---------------------------------------------------------------- reporting
+
+    def elapsed_cycles(self) -> int:
+        """Cycles of this crossbar's clock up to the engine's current time."""
+        if self.engine is None:
+            return self.last_cycle + 1
+        return self.engine.now // self.domain.period_fs + 1
+
+    def report(self, cycles: int | None = None) -> dict:
+        """Counters plus utilisation over `cycles` (default: the elapsed cycles)."""
+        return self.stats.to_dict(self.elapsed_cycles() if cycles is None else cycles, self.sustainable_fraction)
+
+    def line_trace(self) -> str:
+        """One line of state for debugging: waiting requests and held outputs."""
+        reqs = " ".join(f"o{o}<{','.join(map(str, sorted(s)))}" for o, s in sorted(self._req.items()))
+        held = ",".join(str(o) for o, h in enumerate(self._held) if h)
+        return f"{self.name}@{self.last_cycle}: req[{reqs}] held[{held}] inflight={len(self._deliveries)}"

@@ -1,0 +1,393 @@
+"""One L2 slice (GPGPU-Sim's memory sub-partition): the ROP delay pipeline, a
+sectored write-back L2 cache with MSHRs, a miss queue to the DRAM channel and the
+reply path back to the interconnect.
+
+Per L2 cycle, in this order (one request per stage per cycle):
+
+1. fill — take one DRAM reply: its sectors become valid and the MSHR entry
+   releases every request they complete into the fill-reply buffer (atomics mark
+   the line dirty). Only when that buffer is empty (it drains one reply a cycle)
+   and the fill port is free.
+2. lookup — the oldest request that has spent `hit_latency` cycles in the ROP
+   pipeline (GPGPU-Sim gpgpu_l2_rop_latency: every request is delayed by it before
+   the cache sees it) accesses the tags. Read/atomic hit → reply now; pending hit →
+   merge into the MSHR; sector miss / miss → MSHR entry + DRAM read of the missing
+   sectors (+ a DRAM write for a dirty victim); write → ack now, line written per
+   the write policy. A lookup needs room in the reply queue (GPGPU-Sim checks
+   `m_L2_icnt_queue->full()` before any access), a free way, an MSHR entry or merge
+   slot and room in the miss queue; otherwise it stalls and the reason is counted
+   every stalled cycle. The data port is then busy for the bytes the lookup moved
+   (hit or write data, dirty victim) / `data_port_bytes` cycles.
+3. accept — one request from the interconnect enters the ROP pipeline.
+4. miss queue → DRAM: one request a cycle into `to_dram`.
+5. fill replies → interconnect: one a cycle into `to_icnt`.
+
+So a read hit is pushed to `to_icnt` exactly `hit_latency` cycles after the slice
+accepted it (a requester pushing at cycle p sees the reply at p + hit_latency + 2
+with the default 1-cycle queue delays), and a read miss is pushed `hit_latency` + the
+DRAM round trip (from the `to_dram` push to the `from_dram` reply becoming visible)
+cycles after acceptance. Replies are the request objects themselves with
+`is_reply=True` (as GPGPU-Sim's mf->set_reply()); the requester's token is untouched.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+from tlpsim.timing.cache import (HIT, HIT_RESERVED, MISS, RESERVATION_FAIL, SECTOR_BYTES, SECTOR_MISS, CacheArray,
+                                 CachePolicy, CacheStats, MSHR, MSHRStats)
+from tlpsim.timing.engine import ClockDomain, Component
+from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest
+from tlpsim.timing.queues import TimedQueue
+
+
+@dataclass
+class L2Stats:
+    """Counters of one L2 slice; `cache` and `mshr` hold the tag-array and MSHR
+    counters (hits, misses, pending hits, reservation fails by reason, evictions,
+    writebacks, fills). Energy events: tag lookups = cache.accesses, data-array
+    sector reads/writes = data_reads/data_writes."""
+
+    reads: int = 0
+    writes: int = 0
+    atomics: int = 0
+    replies: int = 0             # packets pushed to the interconnect (data replies + write acks)
+    write_acks: int = 0
+    dram_reads: int = 0          # requests pushed to the DRAM channel
+    dram_read_sectors: int = 0
+    dram_writes: int = 0
+    dram_write_sectors: int = 0
+    dram_fills: int = 0          # read replies taken from the DRAM channel
+    dram_write_replies: int = 0  # write completions the channel chose to return (ignored)
+    data_reads: int = 0          # sectors read from the data array (read/atomic hits, dirty victims)
+    data_writes: int = 0         # sectors written (writes, fills, atomics)
+    busy_cycles: int = 0         # data-port cycles used: utilisation = busy_cycles / cycles
+    occupied_cycles: int = 0     # cycles with any request inside the slice
+    stall_reply_cycles: int = 0  # lookups blocked by a full reply queue
+    cache: CacheStats = field(default_factory=CacheStats)
+    mshr: MSHRStats = field(default_factory=MSHRStats)
+
+    def to_dict(self) -> dict:
+        d = {k: v for k, v in asdict(self).items() if k not in ("cache", "mshr")}
+        d.update(self.cache.to_dict())
+        d.update({f"mshr_{k}": v for k, v in self.mshr.to_dict().items()})
+        return d
+
+
+def strip_interleave(n_slices: int, interleave_bytes: int) -> Callable[[int], int]:
+    """Slice-local address for set indexing when lines are interleaved over
+    `n_slices` slices in `interleave_bytes` chunks: removes the slice-select digits,
+    as GPGPU-Sim's l2_cache_config::set_index does (partition_address) to avoid
+    set camping. Pass the result as `set_index_addr`."""
+    span = n_slices * interleave_bytes
+    return lambda a: (a // span) * interleave_bytes + a % interleave_bytes
+
+
+class L2Slice(Component):
+    """A memory sub-partition: ROP delay + sectored L2 cache slice in front of one
+    DRAM channel (see the module docstring for the per-cycle pipeline).
+
+    Queues: `from_icnt` requests from the crossbar, `to_icnt` replies to it,
+    `to_dram` reads and writebacks for the channel, `from_dram` read data back. The
+    slice makes itself the consumer of its input queues and the producer of its
+    output queues where those have none, so it is woken by arrivals and by space
+    freeing up."""
+
+    name = "l2"
+
+    def __init__(self, domain: ClockDomain, slice_id: int, *, size_bytes: int, assoc: int,
+                 from_icnt: TimedQueue, to_icnt: TimedQueue, to_dram: TimedQueue, from_dram: TimedQueue,
+                 line_bytes: int = 128, sector_bytes: int | None = 32, mshr_entries: int = 256,
+                 mshr_max_merge: int = 4, hit_latency: int = 120, policy: str | CachePolicy = "L:B:m:L:L",
+                 miss_queue_entries: int = 4, data_port_bytes: int = 32, rop_entries: int | None = None,
+                 write_ack: bool = True, set_index_addr: Callable[[int], int] | None = None) -> None:
+        super().__init__(domain)
+        self.name = f"l2[{slice_id}]"
+        self.slice_id = slice_id
+        pol = policy if isinstance(policy, CachePolicy) else CachePolicy.from_gpgpusim(policy)
+        if pol.write_policy == "read_only" or pol.allocation != "on_miss":
+            raise ValueError(f"L2 slice {slice_id}: needs a writable allocate-on-miss policy, got "
+                             f"{pol.write_policy}/{pol.allocation} (GPGPU-Sim forbids write-back with on-fill)")
+        if hit_latency < 1:
+            raise ValueError(f"L2 slice {slice_id}: hit_latency must be >= 1 L2 cycle, not {hit_latency}")
+        if rop_entries is not None and rop_entries < 1:
+            raise ValueError(f"L2 slice {slice_id}: rop_entries must be >= 1, not {rop_entries}")
+        # a read miss queues a read + a dirty-victim writeback; a write up to write + fetch + writeback
+        need_mq = max(2, max(a.send + a.fetch + a.allocate for a in (pol.on_write(False), pol.on_write(True))))
+        if miss_queue_entries < need_mq:
+            raise ValueError(f"L2 slice {slice_id}: miss_queue_entries must be >= {need_mq} for policy "
+                             f"{pol} (a miss can queue that many requests at once)")
+        self.policy = pol
+        self.cache = CacheArray(size_bytes, assoc, line_bytes, sector_bytes, pol.replacement, pol.set_index,
+                                set_index_addr)
+        self.mshr = MSHR(mshr_entries, mshr_max_merge)
+        self.hit_latency = hit_latency
+        self.data_port_bytes = data_port_bytes
+        self.write_ack = write_ack
+        self.from_icnt, self.to_icnt, self.to_dram, self.from_dram = from_icnt, to_icnt, to_dram, from_dram
+        for q in (from_icnt, from_dram):
+            if q.consumer is None:
+                q.consumer = self
+        for q in (to_icnt, to_dram):
+            if q.producer is None:
+                q.producer = self
+        self.stats = L2Stats(cache=self.cache.stats, mshr=self.mshr.stats)
+        self._rop: deque[tuple[int, MemRequest]] = deque()   # (ready cycle, request)
+        self._rop_cap = hit_latency if rop_entries is None else rop_entries
+        self._missq: deque[MemRequest] = deque()
+        self._missq_cap = miss_queue_entries
+        self._resp: deque[MemRequest] = deque()              # fill-released replies
+        self._port_free = 0     # first cycle the data port can start a lookup
+        self._fill_free = 0     # first cycle the fill port can take a DRAM reply
+        self._stall: str | None = None   # why the lookup stalled in the last tick
+        self._occupied = False
+
+    # -- engine interface -------------------------------------------------------------
+    def busy(self) -> bool:
+        return bool(self._rop or self._resp or self._missq or len(self.mshr)
+                    or len(self.from_icnt) or len(self.from_dram))
+
+    def skipped(self, first: int, last: int) -> None:
+        n = last - first + 1
+        if self._occupied:
+            self.stats.occupied_cycles += n
+        if self._stall is not None:
+            self._count_stall(self._stall, n)
+
+    def utilisation(self, cycles: int) -> float:
+        """Data-port busy cycles over `cycles` L2 cycles."""
+        return self.stats.busy_cycles / cycles if cycles else 0.0
+
+    def tick(self, cycle: int) -> bool:
+        now = self.domain.time_of(cycle)
+        progress = False
+        self._stall = None
+        fd = self.from_dram
+        if not self._resp and cycle >= self._fill_free and fd.ready(now):
+            self._fill(fd.pop(), cycle)
+            progress = True
+        rop = self._rop
+        if rop and rop[0][0] <= cycle and cycle >= self._port_free and self._lookup(rop[0][1], cycle, now):
+            rop.popleft()
+            progress = True
+        fi = self.from_icnt
+        if len(rop) < self._rop_cap and fi.ready(now):
+            rop.append((cycle + self.hit_latency, fi.pop()))
+            self.wake_at(cycle + self.hit_latency)
+            progress = True
+        if self._missq and self.to_dram.can_push():
+            self.to_dram.push(self._missq.popleft(), now)
+            progress = True
+        if self._resp and self.to_icnt.can_push():
+            self.to_icnt.push(self._resp.popleft(), now)
+            self.stats.replies += 1
+            progress = True
+        self._occupied = bool(rop or self._resp or self._missq or len(self.mshr))
+        if self._occupied:
+            self.stats.occupied_cycles += 1
+        if self._stall is not None:
+            self._count_stall(self._stall, 1)
+        return progress
+
+    def debug_state(self) -> dict:
+        """Occupancy snapshot for deadlock reports."""
+        return {"rop": len(self._rop), "mshr": len(self.mshr), "miss_queue": len(self._missq),
+                "fill_replies": len(self._resp), "lines": len(self.cache), "stall": self._stall,
+                "from_icnt": len(self.from_icnt), "from_dram": len(self.from_dram)}
+
+    # -- stages -----------------------------------------------------------------------
+    def _count_stall(self, reason: str, n: int) -> None:
+        if reason == "reply":
+            self.stats.stall_reply_cycles += n
+        else:
+            cs = self.cache.stats
+            setattr(cs, reason, getattr(cs, reason) + n)
+
+    def _port_cycles(self, nbytes: int) -> int:
+        w = self.data_port_bytes
+        return max(1, -(-nbytes // w)) if w > 0 else 1
+
+    def _fill(self, rep: MemRequest, cycle: int) -> None:
+        st = self.stats
+        if rep.kind == WRITE:
+            st.dram_write_replies += 1
+            return
+        st.dram_fills += 1
+        addr, mask = rep.addr, rep.sector_mask
+        cache = self.cache
+        if addr not in cache:
+            raise RuntimeError(f"{self.name}: DRAM fill for line {addr:#x}, which the slice did not request")
+        cache.fill(addr, mask)
+        n = mask.bit_count()
+        st.data_writes += n
+        resp = self._resp
+        for req in self.mshr.fill(addr, mask):
+            if req is None:          # write-allocate fetch: nobody waits for it
+                continue
+            if req.kind == ATOMIC:
+                cache.mark_dirty(addr, req.sector_mask)
+                st.data_writes += req.n_sectors
+            req.is_reply = True
+            resp.append(req)
+        k = self._port_cycles(n * SECTOR_BYTES)
+        self._fill_free = cycle + k
+        if k > 1:
+            self.wake_at(cycle + k)
+
+    def _lookup(self, req: MemRequest, cycle: int, now: int) -> bool:
+        """Try the tag access of the ROP head; False (with `_stall` set) if it must wait."""
+        if not self.to_icnt.can_push():
+            self._stall = "reply"
+            return False
+        cache = self.cache
+        mask = cache.widen(req.sector_mask or cache.full_mask)
+        if req.kind == WRITE:
+            return self._write(req, mask, cycle, now)
+        addr = req.addr
+        mshr = self.mshr
+        st = self.stats
+        status = cache.probe(addr, mask)
+        moved = 0
+        if status == HIT:
+            cache.access(addr, mask)
+            n = mask.bit_count()
+            st.data_reads += n
+            if req.kind == ATOMIC:
+                cache.mark_dirty(addr, mask)
+                st.data_writes += n
+            self._reply(req, now)
+            moved = n * SECTOR_BYTES
+        elif status == HIT_RESERVED:
+            if not mshr.can_merge(addr):
+                self._stall = "res_fail_merge"
+                return False
+            cache.access(addr, mask)
+            mshr.merge(addr, req, mask)
+        elif status == SECTOR_MISS:
+            has = mshr.lookup(addr)
+            if len(self._missq) + 1 > self._missq_cap:
+                self._stall = "res_fail_queue"
+                return False
+            if not (mshr.can_merge(addr) if has else mshr.can_allocate(addr)):
+                self._stall = "res_fail_merge" if has else "res_fail_mshr"
+                return False
+            missing = cache.access(addr, mask).missing
+            if has:
+                mshr.merge(addr, req, mask, fetch=missing)
+            else:
+                mshr.allocate(addr, req, missing)
+            self._dram(READ, addr, missing, now)
+        else:
+            if status == RESERVATION_FAIL:
+                self._stall = "res_fail_set"
+                return False
+            victim = cache.victim(addr)[1]
+            dirty = victim.dirty if victim is not None else 0
+            if len(self._missq) + 1 + (dirty != 0) > self._missq_cap:
+                self._stall = "res_fail_queue"
+                return False
+            if not mshr.can_allocate(addr):
+                self._stall = "res_fail_mshr"
+                return False
+            res = cache.access(addr, mask)
+            mshr.allocate(addr, req, res.missing)
+            self._dram(READ, addr, res.missing, now)
+            moved = self._writeback(res.evicted, now)
+        self._count_kind(req.kind)
+        self._use_port(cycle, moved)
+        return True
+
+    def _write(self, req: MemRequest, mask: int, cycle: int, now: int) -> bool:
+        cache, mshr = self.cache, self.mshr
+        addr = req.addr
+        status = cache.probe(addr, mask)
+        present = status != MISS and status != RESERVATION_FAIL
+        act = self.policy.on_write(status == HIT)
+        alloc = act.allocate and not present
+        victim = None
+        if alloc:
+            ok, victim = cache.victim(addr)
+            if not ok:
+                self._stall = "res_fail_set"
+                return False
+        dirty = victim.dirty if victim is not None else 0
+        fetch = act.fetch and (alloc or present)
+        if len(self._missq) + act.send + fetch + (dirty != 0) > self._missq_cap:
+            self._stall = "res_fail_queue"
+            return False
+        has = fetch and mshr.lookup(addr)
+        if fetch and not (mshr.can_merge(addr) if has else mshr.can_allocate(addr)):
+            self._stall = "res_fail_merge" if has else "res_fail_mshr"
+            return False
+        moved = 0
+        if act.invalidate:
+            cache.access(addr, mask, allocate=False, reserve=False)
+            cache.invalidate(addr, mask)
+        else:
+            res = cache.access(addr, mask, allocate=alloc, reserve=False)
+            moved = self._writeback(res.evicted, now)
+        if act.write_line and (present or alloc):
+            cache.write(addr, mask, act.dirty)
+            n = mask.bit_count()
+            self.stats.data_writes += n
+            moved += n * SECTOR_BYTES
+        if fetch:
+            missing = cache.reserve(addr, cache.full_mask)
+            if missing:
+                if has:
+                    mshr.merge(addr, None, missing, fetch=missing)
+                else:
+                    mshr.allocate(addr, None, missing)
+                self._dram(READ, addr, missing, now)
+        if act.send:
+            self._dram(WRITE, addr, mask, now)
+        if self.write_ack:
+            self._reply(req, now)
+            self.stats.write_acks += 1
+        self._count_kind(WRITE)
+        self._use_port(cycle, moved)
+        return True
+
+    # -- helpers ------------------------------------------------------------------------
+    def _count_kind(self, kind: str) -> None:
+        st = self.stats
+        if kind == READ:
+            st.reads += 1
+        elif kind == WRITE:
+            st.writes += 1
+        else:
+            st.atomics += 1
+
+    def _use_port(self, cycle: int, nbytes: int) -> None:
+        k = self._port_cycles(nbytes)
+        self.stats.busy_cycles += k
+        self._port_free = cycle + k
+        if k > 1:
+            self.wake_at(cycle + k)
+
+    def _reply(self, req: MemRequest, now: int) -> None:
+        req.is_reply = True
+        self.to_icnt.push(req, now)
+        self.stats.replies += 1
+
+    def _dram(self, kind: str, addr: int, mask: int, now: int) -> None:
+        n = mask.bit_count()
+        st = self.stats
+        if kind == READ:
+            st.dram_reads += 1
+            st.dram_read_sectors += n
+        else:
+            st.dram_writes += 1
+            st.dram_write_sectors += n
+        self._missq.append(MemRequest(kind, addr, mask, src_sm=-1, partition=self.slice_id, t_created=now))
+
+    def _writeback(self, ev, now: int) -> int:
+        """Queue the dirty sectors of an evicted line; returns the bytes read out."""
+        if ev is None or not ev.dirty:
+            return 0
+        self._dram(WRITE, ev.addr, ev.dirty, now)
+        n = ev.dirty.bit_count()
+        self.stats.data_reads += n
+        return n * SECTOR_BYTES

@@ -1,0 +1,229 @@
+"""The LD/ST unit: shared memory with bank-conflict serialisation, the L1 data and
+constant caches with MSHRs, and the SM's port to the interconnect.
+
+One memory warp-instruction is processed at a time; it becomes a list of accesses
+(one per 128-byte line touched, from the trace's coalesced sector sets), and the
+unit performs one access per cycle. A read hit completes after the cache's hit
+latency; a miss takes an MSHR (or merges into one) and sends a request; a refused
+access (MSHR or queue full) is retried next cycle — a reservation failure, which
+stalls the unit. The instruction's destination registers are written back when
+its last access has its data.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from tlpsim.timing.cache_port import CachePort
+from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest
+from tlpsim.timing.queues import TimedQueue
+from tlpsim.trace.format import SPACE_CODES
+
+_SHARED = SPACE_CODES["shared"]
+_CONSTLIKE = (SPACE_CODES["const"], SPACE_CODES["kparam"])
+
+
+@dataclass
+class LdstParams:
+    smem_latency: int = 26
+    queue_entries: int = 2   # memory instructions waiting for the unit
+
+
+class _Instr:
+    """A memory warp-instruction in flight."""
+
+    __slots__ = ("warp", "dst", "accesses", "outstanding", "ready", "kind", "cache", "issued")
+
+    def __init__(self, warp, dst: int, accesses: list, kind: str, cache) -> None:
+        self.warp = warp
+        self.dst = dst
+        self.accesses = accesses      # [(line address, sector mask)] still to perform
+        self.outstanding = 0          # misses whose data has not arrived
+        self.ready = 0                # cycle by which every completed access has its data
+        self.kind = kind
+        self.cache = cache
+        self.issued = False
+
+
+class LdstUnit:
+    def __init__(self, sm_id: int, params: LdstParams, l1d: CachePort | None, l1c: CachePort, to_icnt: TimedQueue,
+                 from_icnt: TimedQueue, partition_of, stats) -> None:
+        self.sm_id = sm_id
+        self.p = params
+        self.l1d = l1d
+        self.l1c = l1c
+        self.to_icnt = to_icnt
+        self.from_icnt = from_icnt
+        self.partition_of = partition_of
+        self.stats = stats
+        self.sm = None                      # set by the SM
+        self.queue: deque = deque()         # (start cycle, warp, static instr, mem row)
+        self.cur: _Instr | None = None
+        self.busy_until = 0                 # shared-memory replays occupy the unit
+        self.stalled = False
+        self.inflight = 0                   # instructions waiting for miss data
+
+    # ------------------------------------------------------------ interface to the SM
+
+    def can_accept(self) -> bool:
+        return len(self.queue) < self.p.queue_entries
+
+    def accept(self, warp, si, mem_row: int, start: int) -> None:
+        self.queue.append((start, warp, si, mem_row))
+
+    def busy(self) -> bool:
+        return bool(self.queue) or self.cur is not None or self.inflight > 0
+
+    def next_event(self, now: int) -> int | None:
+        t = []
+        if self.queue:
+            t.append(max(self.queue[0][0], now + 1))
+        if self.cur is not None or self.busy_until > now:
+            t.append(max(self.busy_until, now + 1))
+        return min(t) if t else None
+
+    # ------------------------------------------------------------ the cycle
+
+    def tick(self, now: int) -> bool:
+        progress = False
+        sm_now = self.sm.domain.time_of(now)
+        # replies: one per cycle
+        if self.from_icnt.ready(sm_now):
+            self._reply(self.from_icnt.pop(), now)
+            progress = True
+        self.stalled = False
+        if now < self.busy_until:
+            return True
+        if self.cur is None and self.queue and self.queue[0][0] <= now:
+            start, warp, si, row = self.queue.popleft()
+            self.cur = self._decode(warp, si, row, now)
+            progress = True
+            if self.cur is None:
+                return True
+        cur = self.cur
+        if cur is None:
+            return progress
+        if cur.accesses:
+            line, mask = cur.accesses[0]
+            if self._access(cur, line, mask, now):
+                cur.accesses.pop(0)
+                progress = True
+            else:
+                self.stalled = True
+                self.stats.l1d_reservation_fails += 1
+                return True
+        if not cur.accesses:
+            self.cur = None
+            if cur.outstanding == 0:
+                self._finish(cur, now)
+            else:
+                self.inflight += 1
+        return True
+
+    # ------------------------------------------------------------ helpers
+
+    def _decode(self, warp, si, row: int, now: int):
+        trace = warp.run.trace
+        if row < 0:  # no lane executed the access (all guards false)
+            return None
+        space = int(trace.mem_space[row])
+        dst = si.dst_mask
+        if space == _SHARED:
+            degree = max(int(trace.mem_bank_degree[row]), 1)
+            self.stats.smem_accesses += 1
+            self.stats.smem_bank_conflict_cycles += degree - 1
+            self.busy_until = now + degree
+            if dst:
+                self.sm.complete(warp, dst, now + self.p.smem_latency + degree - 1, True)
+            return None
+        sectors = trace.sectors_of(row)
+        lines: dict[int, int] = {}
+        for s in sectors.tolist():
+            lines[s >> 2] = lines.get(s >> 2, 0) | (1 << (s & 3))
+        accesses = [(line << 7, mask) for line, mask in sorted(lines.items())]
+        kind = ATOMIC if si.is_atomic else (WRITE if si.is_store else READ)
+        cache = self.l1c if space in _CONSTLIKE else self.l1d
+        ins = _Instr(warp, 0 if kind == WRITE else dst, accesses, kind, cache)
+        ins.ready = now
+        if not accesses:
+            if ins.dst:
+                self.sm.complete(warp, ins.dst, now + 1, True)
+            return None
+        return ins
+
+    def _send(self, kind: str, line: int, mask: int, token, now: int) -> bool:
+        if not self.to_icnt.can_push():
+            return False
+        req = MemRequest(kind, line, mask, self.sm_id, self.partition_of(line), token,
+                         self.sm.domain.time_of(now))
+        self.to_icnt.push(req, self.sm.domain.time_of(now))
+        self.stats.mem_requests += 1
+        return True
+
+    def _access(self, ins: _Instr, line: int, mask: int, now: int) -> bool:
+        """Perform one line access; False when it must be retried (reservation fail)."""
+        kind = ins.kind
+        if kind == WRITE:
+            if ins.cache is not None:
+                ins.cache.write(line, mask, now)
+            return self._send(WRITE, line, mask, None, now)
+        if kind == ATOMIC:
+            if not self._send(ATOMIC, line, mask, ins, now):
+                return False
+            ins.outstanding += 1
+            return True
+        cache = ins.cache
+        if cache is None:  # no L1: every read goes to L2
+            if not self._send(READ, line, mask, ins, now):
+                return False
+            ins.outstanding += 1
+            return True
+        outcome, value = cache.read(line, mask, ins, now, can_send=self.to_icnt.can_push)
+        st = self.stats
+        const = cache is self.l1c
+        if outcome != "fail":
+            if const:
+                st.l1c_accesses += 1
+            else:
+                st.l1d_accesses += 1
+        if outcome == "hit":
+            if not const:
+                st.l1d_hits += 1
+            ins.ready = max(ins.ready, value)
+            return True
+        if outcome == "merged":
+            if not const:
+                st.l1d_pending_hits += 1
+            ins.outstanding += 1
+            return True
+        if outcome == "miss":
+            if const:
+                st.l1c_misses += 1
+            else:
+                st.l1d_misses += 1
+            ok = self._send(READ, line, value, ("fill", cache, line), now)
+            assert ok, "CachePort.read reports a miss only when the queue has room"
+            ins.outstanding += 1
+            return True
+        return False  # "fail": set, MSHR, merge or queue full
+
+    def _reply(self, req: MemRequest, now: int) -> None:
+        token = req.token
+        if isinstance(token, tuple) and token[0] == "fill":
+            _, cache, line = token
+            for ins in cache.fill(line, req.sector_mask, now):
+                self._arrived(ins, now)
+        elif token is not None:
+            self._arrived(token, now)
+
+    def _arrived(self, ins: _Instr, now: int) -> None:
+        ins.outstanding -= 1
+        ins.ready = max(ins.ready, now + 1)
+        if ins.outstanding == 0 and not ins.accesses and ins is not self.cur:
+            self.inflight -= 1
+            self._finish(ins, now)
+
+    def _finish(self, ins: _Instr, now: int) -> None:
+        if ins.dst:
+            self.sm.complete(ins.warp, ins.dst, max(ins.ready, now + 1), True)

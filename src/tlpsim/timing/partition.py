@@ -1,0 +1,61 @@
+"""A memory partition's sharing of its DRAM channel by its L2 slices: requests
+from the slices enter the channel's queue round-robin, one per DRAM cycle, and
+read data is routed back to the slice that asked (GPGPU-Sim's two sub-partitions
+per memory controller)."""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from tlpsim.timing.engine import ClockDomain, Component
+from tlpsim.timing.queues import TimedQueue
+
+
+class SliceMux(Component):
+    def __init__(self, domain: ClockDomain, name: str, to_dram: Sequence[TimedQueue], from_dram: Sequence[TimedQueue],
+                 channel_in: TimedQueue, channel_out: TimedQueue, slice_of: Callable[[object], int]) -> None:
+        super().__init__(domain)
+        self.name = name
+        self.to_dram = list(to_dram)
+        self.from_dram = list(from_dram)
+        self.channel_in = channel_in
+        self.channel_out = channel_out
+        self.slice_of = slice_of
+        self.rr = 0
+        for q in self.to_dram:
+            q.consumer = self
+        for q in self.from_dram:
+            q.producer = self
+        channel_in.producer = self
+        channel_out.consumer = self
+        self.forwarded = 0
+        self.returned = 0
+
+    def busy(self) -> bool:
+        return any(len(q) for q in self.to_dram) or len(self.channel_out) > 0
+
+    def tick(self, cycle: int) -> bool:
+        now = self.domain.time_of(cycle)
+        progress = False
+        # one request into the channel per cycle, round-robin over the slices
+        n = len(self.to_dram)
+        for k in range(n):
+            q = self.to_dram[(self.rr + k) % n]
+            if q.ready(now):
+                if self.channel_in.can_push(q.peek()):
+                    self.channel_in.push(q.pop(), now)
+                    self.forwarded += 1
+                    self.rr = (self.rr + k + 1) % n
+                    progress = True
+                break
+        # one reply back per cycle
+        if self.channel_out.ready(now):
+            rep = self.channel_out.peek()
+            dst = self.from_dram[self.slice_of(rep)]
+            if dst.can_push(rep):
+                dst.push(self.channel_out.pop(), now)
+                self.returned += 1
+                progress = True
+        if not progress and (any(q.ready(now) for q in self.to_dram) or self.channel_out.ready(now)):
+            return False  # blocked on a full queue: its pop wakes us
+        return progress

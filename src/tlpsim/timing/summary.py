@@ -1,0 +1,69 @@
+"""Turning component counters into a `LaunchStats` record: per-launch deltas of the
+SM and memory-system counters, derived rates and GPUDuet-style utilisations."""
+
+from __future__ import annotations
+
+from tlpsim.timing.occupancy import occupancy
+from tlpsim.timing.stats import CYCLE_CLASSES, LaunchStats, Utilisation
+
+
+def _delta(after, before):
+    if isinstance(after, dict):
+        return {k: _delta(v, before.get(k, 0) if isinstance(before, dict) else 0) for k, v in after.items()}
+    if isinstance(after, list):
+        b = before if isinstance(before, list) else []
+        return [_delta(v, b[i] if i < len(b) else 0) for i, v in enumerate(after)]
+    if isinstance(after, (int, float)) and isinstance(before, (int, float)):
+        return after - before
+    return after
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b else 0.0
+
+
+def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchStats:
+    """Statistics of `run`, measured from the counters snapshot `base` taken when it was queued."""
+    now = gpu.core.cycle_at(gpu.engine.now)
+    cycles = max(run.t_end - max(run.t_start, start_cycle), 0) + 1 if run.t_end >= 0 else now - start_cycle
+    per_sm = [_delta(sm.stats.to_dict(), base["sm"][k]) for k, sm in enumerate(gpu.sms)]
+    mem = _delta(gpu.mem.counters(), base["mem"])
+    warp_insts = sum(s["warp_insts"] for s in per_sm)
+    thread_insts = sum(s["thread_insts"] for s in per_sm)
+    sm_cycles = {c: sum(s["cycles"][c] for s in per_sm) for c in CYCLE_CLASSES}
+    l1_acc = sum(s["l1d_accesses"] for s in per_sm)
+    l1_hit = sum(s["l1d_hits"] for s in per_sm)
+    resident = sum(s["resident_warp_cycles"] for s in per_sm)
+    busy_cycles = sum(sm_cycles[c] for c in CYCLE_CLASSES if c != "idle") or 1
+    n_sms = len(gpu.sms)
+    cfg = gpu.cfg
+    sched_slots = sum(s["issue_slots"] for s in per_sm)
+    util = Utilisation(
+        scheduler=_ratio(sum(s["issued"] for s in per_sm), sched_slots),
+        rf=_ratio(sum(s["rf_reads"] + s["rf_writes"] for s in per_sm),
+                  cycles * n_sms * cfg.sm.rf_banks * cfg.sm.rf_bank_read_ports),
+        smem=_ratio(sum(s["smem_accesses"] for s in per_sm), cycles * n_sms),
+        l1d=_ratio(l1_acc, cycles * n_sms),
+        l2=mem.get("l2_utilisation", 0.0),
+        icnt_up=mem.get("icnt_up_utilisation", 0.0),
+        icnt_down=mem.get("icnt_down_utilisation", 0.0),
+        dram=mem.get("dram_utilisation", 0.0),
+    )
+    occ = occupancy(gpu.sms[0].allocator.limits, run.kres.regs_per_thread, run.kres.smem_per_cta,
+                    run.kres.threads_per_cta, cfg.gpu.max_ctas_per_sm)
+    l2_acc = mem.get("l2_accesses", 0)
+    l2_hits = mem.get("l2_hits", 0)
+    rows = mem.get("dram_row_hits", 0) + mem.get("dram_row_misses", 0)
+    return LaunchStats(
+        kernel=run.name, cycles=cycles, warp_insts=warp_insts, thread_insts=thread_insts,
+        ipc=_ratio(thread_insts, cycles), warp_ipc=_ratio(warp_insts, cycles), sm_cycles=sm_cycles,
+        per_sm=per_sm, utilisation=util,
+        l1d_hit_rate=_ratio(l1_hit, l1_acc), l1d_miss_rate=_ratio(l1_acc - l1_hit, l1_acc),
+        l2_hit_rate=_ratio(l2_hits, l2_acc), l2_miss_rate=_ratio(l2_acc - l2_hits, l2_acc),
+        mshr_reservation_fails=sum(s["l1d_reservation_fails"] for s in per_sm),
+        dram_reads=mem.get("dram_reads", 0), dram_writes=mem.get("dram_writes", 0),
+        dram_row_hit_rate=_ratio(mem.get("dram_row_hits", 0), rows),
+        avg_resident_warps=_ratio(resident, busy_cycles),
+        avg_resident_ctas=_ratio(sum(s["resident_cta_cycles"] for s in per_sm), busy_cycles),
+        ctas_per_sm_limit=occ.ctas, limited_by=occ.limiter, components=mem, wall_seconds=wall,
+    )
