@@ -81,7 +81,11 @@ def load_raw(preset: str | Path, _chain: tuple[Path, ...] = (), _relative_to: Pa
         return data
     if not isinstance(base, str):
         raise ConfigError(f"{path}: 'extends' must be a preset name or a path, got {base!r}")
-    return _merge(load_raw(base, (*_chain, path), path.parent), data)
+    try:
+        parent = load_raw(base, (*_chain, path), path.parent)
+    except ConfigError as exc:
+        raise ConfigError(f"{path.name}: extends = {base!r}: {exc}") from None
+    return _merge(parent, data)
 
 
 def load_config(preset: str | Path = "gtx480",

@@ -145,10 +145,14 @@ def _typed_value(value: Any, ann: Any, kind: str) -> Any:
     return value.strip()
 
 
-def _choice_dict(current: Any) -> dict:
+def _choice_dict(current: Any, key: str) -> dict:
     if current is None:
         return {}
-    choice = PolicyChoice.model_validate(current)
+    try:
+        choice = PolicyChoice.model_validate(current)
+    except ValidationError as exc:
+        msg = exc.errors(include_url=False)[0].get("msg", "invalid").removeprefix("Value error, ")
+        raise ConfigError(f"{key}: {msg}") from None
     return {"impl": choice.impl, **choice.params}
 
 
@@ -232,11 +236,11 @@ def _apply_one(raw: dict, key: str, value: Any, root: type[BaseModel]) -> None:
                     value = parse_literal(value) if value.strip().startswith("{") else value.strip()
                 node[part] = value
             elif rest == ["impl"]:
-                choice = _choice_dict(current)
+                choice = _choice_dict(current, here)
                 choice["impl"] = str(value).strip()
                 node[part] = choice
             else:
-                choice = _choice_dict(current)
+                choice = _choice_dict(current, here)
                 if "impl" not in choice:
                     raise ConfigError(f"{here} has no implementation to set '{'.'.join(rest)}' on; "
                                       f"set {here}=<name> first")

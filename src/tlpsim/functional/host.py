@@ -63,7 +63,7 @@ class Device:
                  trace_cache: bool | str | None = None) -> None:
         if mode not in ("functional", "timing"):
             raise TlpsimError(f"Device mode must be 'functional' or 'timing', not {mode!r}")
-        self.config = config
+        self.config = config if config is not None else ("gtx480" if mode == "timing" else None)
         self.mode = mode
         self.trace = trace or mode == "timing"
         self.budget = budget
@@ -80,6 +80,14 @@ class Device:
         self._globals: dict[int, dict[str, int]] = {}
         self._compiled: dict[tuple[int, str], CompiledKernel] = {}
         self.current_stream = 0
+        self._timing = None
+        if mode == "timing":
+            from tlpsim.timing.session import TimingSession
+
+            self._timing = TimingSession(self.config)
+            g = self._timing.config.gpu
+            self.arch = arch if arch != "sm_80" else g.arch
+            self.maxrregcount = maxrregcount if maxrregcount is not None else g.maxrregcount
 
     def __enter__(self) -> "Device":
         Device._stack.append(self)
@@ -130,7 +138,7 @@ class Device:
     # ------------------------------------------------------------ launching
 
     def launch(self, program: Program, kernel_name: str, grid, block, args: Sequence, shared_mem: int = 0,
-               stream: "Stream | None" = None) -> LaunchRecord:
+               stream: "Stream | None" = None, resources: dict | None = None) -> LaunchRecord:
         import time
 
         kernel = program.kernel(kernel_name)
@@ -162,6 +170,16 @@ class Device:
                            warp_instructions=outcome.warp_instructions,
                            thread_instructions=outcome.trace.thread_instructions if outcome.trace else 0,
                            trace=outcome.trace, wall_seconds=time.perf_counter() - t0, from_cache=cached)
+        if self._timing is not None and outcome.trace is not None:
+            res = program.resources.get(kernel.name)
+            over = resources or {}
+            regs = over.get("registers", res.registers if res else None)
+            smem = over.get("shared_bytes", res.shared_bytes if res else ck.layout.shared_static_bytes)
+            if regs is None:
+                raise TlpsimError(f"kernel {kernel.name}: no register count (ptxas cannot assemble this PTX's target); "
+                                  "pass resources={'registers': N, 'shared_bytes': B} to the launch")
+            rec.stats = self._timing.simulate(ck.fn, ck.oc.space_of_access, outcome.trace, regs,
+                                              smem + int(shared_mem), rec.stream)
         self.launches.append(rec)
         return rec
 
@@ -344,11 +362,15 @@ class RawKernel:
         return {"num_regs": res.registers if res else None, "shared_size_bytes": res.shared_bytes if res else None,
                 "local_size_bytes": res.local_bytes if res else None, "max_threads_per_block": 1024}
 
-    def __call__(self, grid, block, args, *, shared_mem: int = 0, stream: "Stream | None" = None) -> LaunchRecord:
+    def __call__(self, grid, block, args, *, shared_mem: int = 0, stream: "Stream | None" = None,
+                 resources: dict | None = None) -> LaunchRecord:
+        """Launch. `resources` (tlpsim extension) overrides ptxas's counts for the timing
+        model, e.g. {'registers': 32, 'shared_bytes': 1296} to match another toolchain."""
         if not isinstance(args, (tuple, list)):
             raise TlpsimError("kernel arguments must be a tuple")
         stream = stream or Stream._current()
-        return Device.current().launch(self.program, self.kernel.name, grid, block, args, shared_mem, stream)
+        return Device.current().launch(self.program, self.kernel.name, grid, block, args, shared_mem, stream,
+                                       resources)
 
 
 class Stream:

@@ -1,19 +1,14 @@
 """Cache structures shared by the L1s and the L2 slices: a set-associative tag
-array with sectored lines, an MSHR table, and write policies as data.
+array with sectored lines, an MSHR table, and write policies as data. Nothing here
+ticks; the components (L1D, `l2.L2Slice`) decide when to call these.
 
-Nothing here ticks: the components (L1D, `l2.L2Slice`) own the pipelines and
-decide when to call these structures. Masks are always in 32-byte sector units of
-the line (bit i = bytes [32i, 32i + 32)), the convention of
-`MemRequest.sector_mask`; a cache whose fill granule is larger (`sector_bytes=None`
-is a non-sectored cache that fills whole lines) widens every mask to its granule.
-
-Modelled on GPGPU-Sim's gpu-cache.{h,cc}: `tag_array::probe/access/fill` (status
-codes, victim choice that never takes a line with a pending fill, LRU by last
-access and FIFO by allocation), `mshr_table` (merge limit), the `data_cache`
-write-hit / write-miss functions and the cache-config letters. Unlike GPGPU-Sim,
-whose L2 splits every request into single-sector requests, an MSHR entry here is
-one line that tracks which sectors are still on their way, so a multi-sector
-request is one lookup.
+Masks are in 32-byte sector units of the line (bit i = bytes [32i, 32i + 32)), as
+`MemRequest.sector_mask`; a cache with a larger fill granule (`sector_bytes=None`:
+whole-line fills) widens every mask to it. Modelled on GPGPU-Sim's gpu-cache.{h,cc}
+(tag_array probe/access/fill, mshr_table, the data_cache write functions, the
+config letters), except that an MSHR entry is a line tracking which sectors are
+still on their way, so a multi-sector request is one lookup (GPGPU-Sim's L2 splits
+requests into single-sector ones).
 """
 
 from __future__ import annotations
@@ -39,9 +34,8 @@ def _choice(what: str, value: str, choices: dict) -> Any:
 
 @dataclass
 class CacheStats:
-    """Event counters of one cache. `accesses` = hits + pending_hits + misses +
-    sector_misses (lookups that went ahead); reservation fails are counted per
-    failed attempt (per stalled cycle in a ticking component) and by reason."""
+    """Event counters of one cache. accesses = hits + pending_hits + misses +
+    sector_misses; reservation fails count failed attempts (stalled cycles) by reason."""
 
     accesses: int = 0
     hits: int = 0
@@ -99,10 +93,9 @@ SET_INDEX_FUNCTIONS = ("linear", "xor", "xor_hash", "hash", "fermi_hash", "ipoly
 
 
 def make_set_index(name: str, n_sets: int, line_bytes: int) -> Callable[[int], int]:
-    """The set-index function `addr -> set` (GPGPU-Sim cache_config::hash_function):
-    linear = line number mod sets; xor = linear index XOR the next set-index-width
-    bits above it; hash = Fermi L1 hash (Nugteren et al., HPCA 2014; 32 or 64 sets,
-    128-byte lines); ipoly = IPOLY (16, 32 or 64 sets)."""
+    """`addr -> set` (GPGPU-Sim cache_config::hash_function): linear = line number
+    mod sets; xor = that XOR the next set-index-width bits; hash = Fermi L1 hash
+    (Nugteren et al., HPCA 2014; 32/64 sets of 128 B); ipoly = IPOLY (16/32/64 sets)."""
     ls = line_bytes.bit_length() - 1
     pow2 = n_sets & (n_sets - 1) == 0
     m = n_sets - 1
@@ -175,12 +168,10 @@ class _Line:
 
 
 class CacheArray:
-    """The tag (and state) array of a set-associative cache with sectored lines.
-
-    Addresses are line-aligned byte addresses; the line address is the tag. Lookup
-    is a dict access; the set index is computed only to allocate. A line with a
-    pending fill (any reserved sector) is never chosen as a victim: when every way
-    of a set is reserved the allocation is a reservation failure."""
+    """Tag and state array of a set-associative cache with sectored lines. The
+    line-aligned address is the tag; lookup is a dict access and the set index is
+    computed only to allocate. A line with a pending fill (reserved sector) is never
+    a victim: a set whose ways are all reserved cannot allocate (RESERVATION_FAIL)."""
 
     def __init__(self, size_bytes: int, assoc: int, line_bytes: int = 128, sector_bytes: int | None = 32,
                  replacement: str = "lru", set_index: str = "linear",
@@ -238,15 +229,16 @@ class CacheArray:
         key = (lambda ln: ln.last_use) if self._lru else (lambda ln: ln.born)
         return [ln.addr for ln in sorted(self._sets[set_idx], key=key)]
 
-    def probe(self, addr: int, mask: int = ALL) -> int:
-        """Classify an access without changing anything: HIT (every requested sector
-        valid), HIT_RESERVED (the rest are pending fills), SECTOR_MISS (line present,
-        some sector neither valid nor pending), MISS, or RESERVATION_FAIL (a miss
-        whose set has no way free of pending fills — a cache that does not allocate
-        on this miss may treat it as MISS)."""
+    def probe(self, addr: int, mask: int = ALL, check_alloc: bool = True) -> int:
+        """Classify without side effects: HIT (all sectors valid), HIT_RESERVED (the
+        rest pending), SECTOR_MISS (line present, a sector neither), MISS, or
+        RESERVATION_FAIL (a miss that could not allocate; MISS to a non-allocating
+        write). `check_alloc=False` skips that check (the caller asks `victim()`)."""
         ln = self._lines.get(addr)
         if ln is None:
-            return MISS if self._victim(self.set_index(addr)) is not False else RESERVATION_FAIL
+            if not check_alloc or self._victim(self.set_index(addr)) is not False:
+                return MISS
+            return RESERVATION_FAIL
         need = self.widen(mask) & ~ln.valid
         if not need:
             return HIT
@@ -259,8 +251,7 @@ class CacheArray:
         return mask if ln is None else mask & ~ln.valid & ~ln.reserved
 
     def victim(self, addr: int) -> tuple[bool, Eviction | None]:
-        """(can allocate, line that allocating `addr` would evict). (True, None) when
-        the line is present or its set has a free way."""
+        """(can allocate `addr`, the line that would be evicted or None)."""
         if addr in self._lines:
             return True, None
         v = self._victim(self.set_index(addr))
@@ -285,10 +276,10 @@ class CacheArray:
 
     # -- updates ------------------------------------------------------------------------
     def access(self, addr: int, mask: int = ALL, allocate: bool = True, reserve: bool = True) -> AccessResult:
-        """Look up and update replacement state (GPGPU-Sim tag_array::access). On a
-        MISS with `allocate`, a line is installed (evicting the victim); with
-        `reserve`, the missing sectors are marked pending, so the caller must fetch
-        them and call `fill`. A RESERVATION_FAIL changes nothing but the counter."""
+        """Look up, count and update replacement state (tag_array::access). A MISS
+        with `allocate` installs the line (evicting the victim); with `reserve` the
+        missing sectors become pending: the caller fetches them and calls `fill`. A
+        RESERVATION_FAIL changes nothing but its counter."""
         st = self.stats
         mask = self.widen(mask)
         ln = self._lines.get(addr)
@@ -326,17 +317,15 @@ class CacheArray:
         return AccessResult(MISS, mask, evicted)
 
     def reserve(self, addr: int, mask: int = ALL) -> int:
-        """Mark the absent sectors of `mask` as pending a fill; returns them. The line
-        must be present."""
+        """Mark the absent sectors of `mask` (present line) as pending; returns them."""
         ln = self._line(addr)
         new = self.widen(mask) & ~ln.valid & ~ln.reserved
         ln.reserved |= new
         return new
 
     def write(self, addr: int, mask: int = ALL, dirty: bool = True) -> None:
-        """Store whole sectors into a present line: they become valid (and dirty for a
-        write-back cache). A pending fill of those sectors stays pending but will not
-        clear the dirty state."""
+        """Store whole sectors into a present line: valid, and dirty if `dirty`. A
+        pending fill of them stays pending and will not clean them."""
         ln = self._line(addr)
         mask = self.widen(mask)
         ln.valid |= mask
@@ -351,9 +340,8 @@ class CacheArray:
         ln.dirty |= mask
 
     def fill(self, addr: int, mask: int = ALL) -> Eviction | None:
-        """Data for `mask` arrived: the sectors become valid and no longer pending. An
-        absent line is allocated here (allocate-on-fill), returning what it evicted;
-        the caller must have checked `victim()` (a set with every way pending raises)."""
+        """Data arrived: the sectors become valid, no longer pending. An absent line is
+        allocated here (allocate-on-fill), returning the eviction; check `victim()` first."""
         mask = self.widen(mask)
         ln = self._lines.get(addr)
         evicted = None
@@ -373,9 +361,8 @@ class CacheArray:
         return evicted
 
     def invalidate(self, addr: int, mask: int = ALL) -> Eviction | None:
-        """Drop sectors of a line (write-evict, or a coherence action). Pending fills
-        stay pending. Returns what was dropped (its dirty sectors are lost unless the
-        caller writes them back), or None if nothing was present."""
+        """Drop sectors of a line (write-evict); pending fills stay pending. Returns
+        what was dropped (write its dirty sectors back if needed) or None."""
         ln = self._lines.get(addr)
         if ln is None:
             return None
@@ -439,11 +426,10 @@ class _Entry:
 
 
 class MSHR:
-    """Miss-status holding registers keyed by line address: one entry per line with
-    outstanding fills, holding up to `max_merge` waiting requests (tokens). Entries
-    track sectors, so a fill of some sectors releases the requests it completes and
-    the entry is freed when nothing is pending. Token None is allowed (a fetch no one
-    waits for, e.g. a write-allocate read) and still occupies a merge slot."""
+    """Miss-status holding registers keyed by line: an entry per line with fills
+    outstanding, holding up to `max_merge` waiting tokens. A fill releases the tokens
+    whose sectors are all back and frees the entry when nothing is pending. A None
+    token (a fetch nobody waits for) still takes a merge slot."""
 
     def __init__(self, entries: int, max_merge: int) -> None:
         if entries < 1 or max_merge < 1:
@@ -490,10 +476,9 @@ class MSHR:
             st.peak_entries = len(self._e)
 
     def merge(self, addr: int, token: Any, sector_mask: int = ALL, fetch: int = 0) -> bool:
-        """Add a request to the line's entry; it waits for the pending sectors of
-        `sector_mask` (the rest must already be valid). `fetch` adds sectors the
-        caller has just requested below. False (nothing changed) when the entry
-        already holds `max_merge` requests."""
+        """Add a token waiting for the pending sectors of `sector_mask` (the rest are
+        valid); `fetch` adds sectors just requested below. False (no change) when
+        the entry already holds `max_merge` tokens."""
         e = self._e.get(addr)
         if e is None:
             raise KeyError(f"MSHR merge for {addr:#x} without an entry (caller must lookup() first)")
@@ -530,11 +515,9 @@ class MSHR:
 
 @dataclass(frozen=True, slots=True)
 class WriteActions:
-    """What a cache does for one write. `allocate`: install the line on a miss;
-    `fetch`: read the line's missing sectors from below; `write_line`: store the
-    data in the line; `dirty`: the stored sectors become dirty (write-back);
-    `send`: forward the write to the next level now; `invalidate`: drop the line's
-    copy of the written sectors."""
+    """What a cache does for one write: `allocate` the line on a miss, `fetch` its
+    missing sectors, `write_line` the data (`dirty` for write-back), `send` the write
+    to the next level now, `invalidate` the line's copy of the written sectors."""
 
     allocate: bool = False
     fetch: bool = False
@@ -602,12 +585,10 @@ class CachePolicy:
         return self.allocation != "on_miss"
 
     def on_write(self, hit: bool, local: bool = False, partial: bool = False) -> WriteActions:
-        """The actions for a write that hits (every written sector valid) or misses.
-        `local`: a local-memory access (only matters for local_wb_global_wt);
-        `partial`: the write covers only part of a sector (fetch_on_write must then
-        fetch). Follows GPGPU-Sim's data_cache wr_hit_* / wr_miss_* functions; note
-        that its "L" policy evicts on a global write hit (wr_hit_global_we_local_wb)
-        although the option is named local write-back / global write-through."""
+        """Actions for a write that hits (all written sectors valid) or misses;
+        `local`: local memory (matters for local_wb_global_wt); `partial`: part of a
+        sector (fetch_on_write then fetches). As GPGPU-Sim's wr_hit_*/wr_miss_*; its
+        "L" policy evicts on a global write hit (wr_hit_global_we_local_wb)."""
         try:
             return self._table[hit, local, partial]
         except KeyError:

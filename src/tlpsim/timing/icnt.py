@@ -23,8 +23,13 @@ saturation throughput under uniform random traffic follows from it):
 
 Everything is event driven: arrivals are reported by the input ports, releases and
 deliveries set timers, and a full output wakes the crossbar when its destination
-pops. Per-cycle work is proportional to the waiting packets, never a scan of all
-ports. Stalls of skipped cycles are back-filled in `skipped()`.
+pops. Space freed by a pop is usable only from the next time step (see
+`TimedQueue.held_units`), so the crossbar also looks again next cycle when room is
+held by this step's pops or by credits in flight, sets a timer for the cycle the
+random arbiter next picks a packet that fits, and wakes an input's producer the
+cycle after each pop of that input. Per-cycle work is proportional to the waiting
+packets, never a scan of all ports. Stalls of skipped cycles are back-filled in
+`skipped()`.
 """
 
 from __future__ import annotations

@@ -36,8 +36,8 @@ from collections import deque
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from tlpsim.timing.cache import (HIT, HIT_RESERVED, MISS, RESERVATION_FAIL, SECTOR_BYTES, SECTOR_MISS, CacheArray,
-                                 CachePolicy, CacheStats, MSHR, MSHRStats)
+from tlpsim.timing.cache import (HIT, HIT_RESERVED, MISS, SECTOR_BYTES, SECTOR_MISS, CacheArray, CachePolicy,
+                                 CacheStats, MSHR, MSHRStats)
 from tlpsim.timing.engine import ClockDomain, Component
 from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest
 from tlpsim.timing.queues import TimedQueue
@@ -248,7 +248,7 @@ class L2Slice(Component):
         addr = req.addr
         mshr = self.mshr
         st = self.stats
-        status = cache.probe(addr, mask)
+        status = cache.probe(addr, mask, check_alloc=False)
         moved = 0
         if status == HIT:
             cache.access(addr, mask)
@@ -280,10 +280,10 @@ class L2Slice(Component):
                 mshr.allocate(addr, req, missing)
             self._dram(READ, addr, missing, now)
         else:
-            if status == RESERVATION_FAIL:
+            ok, victim = cache.victim(addr)
+            if not ok:
                 self._stall = "res_fail_set"
                 return False
-            victim = cache.victim(addr)[1]
             dirty = victim.dirty if victim is not None else 0
             if len(self._missq) + 1 + (dirty != 0) > self._missq_cap:
                 self._stall = "res_fail_queue"
@@ -302,8 +302,8 @@ class L2Slice(Component):
     def _write(self, req: MemRequest, mask: int, cycle: int, now: int) -> bool:
         cache, mshr = self.cache, self.mshr
         addr = req.addr
-        status = cache.probe(addr, mask)
-        present = status != MISS and status != RESERVATION_FAIL
+        status = cache.probe(addr, mask, check_alloc=False)
+        present = status != MISS
         act = self.policy.on_write(status == HIT)
         alloc = act.allocate and not present
         victim = None

@@ -233,16 +233,37 @@ class SM(Component):
     # ------------------------------------------------------------ issue
 
     def _issue(self, s: int, rs: set, now: int) -> bool:
+        """Issue one instruction from scheduler s: the policy orders the warps whose
+        next instruction's pipeline can take it this cycle; the first that the
+        operand storage accepts issues."""
         warps = self.warps
-        views = [warps[x].view for x in rs]
-        for v in self.policies[s].order(views, now):
+        unit_free = self.unit_free
+        ldst_ok = self.ldst.can_accept()
+        cands = []
+        for x in rs:
+            w = warps[x]
+            si = w.run.static.instrs[w.pcs[w.pos]]
+            k = si.kind
+            if k == K_MEM:
+                if not ldst_ok:
+                    continue
+            elif k != K_BAR and k != K_EXIT:
+                frees = unit_free.get(si.unit) or unit_free[SP]
+                if min(frees) > now:
+                    continue
+            cands.append(w.view)
+        if not cands:
+            self.stats.add_stall("unit_busy")
+            return False
+        policy = self.policies[s]
+        for v in (cands if len(cands) == 1 else policy.order(cands, now)):
             w = warps[v.slot]
             si = w.run.static.instrs[w.pcs[w.pos]]
             if not self._dispatch(w, si, now):
                 continue
             v.last_issue = now
-            self.policies[s].on_issue(v, now, si.kind == K_MEM and not si.is_store and si.space in
-                                      ("global", "local", "generic"))
+            policy.on_issue(v, now, si.kind == K_MEM and not si.is_store and si.space in
+                            ("global", "local", "generic"))
             st = self.stats
             st.warp_insts += 1
             st.thread_insts += w.lanes[w.pos]

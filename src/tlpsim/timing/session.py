@@ -1,0 +1,34 @@
+"""A timing-model session: one configured GPU that kernel launches are replayed
+on, one after another, keeping L2 and DRAM state between launches (L1s are
+flushed per kernel, as GPGPU-Sim's gpgpu_flush_l1_cache does).
+
+The host API calls `simulate()` with what the functional model produced; this
+module knows nothing about the functional model."""
+
+from __future__ import annotations
+
+from tlpsim.config.loader import load_config
+from tlpsim.timing.builder import latency_tables
+from tlpsim.timing.gpu import GPU
+from tlpsim.timing.static import StaticKernel
+
+
+class TimingSession:
+    def __init__(self, config="gtx480", dense: bool = False) -> None:
+        self.config = load_config(config) if isinstance(config, str) else config
+        self.gpu = GPU(self.config, dense=dense)
+        self.tables = latency_tables(self.config)
+        self._static: dict[int, StaticKernel] = {}
+
+    def simulate(self, fn, space_of, trace, regs_per_thread: int, smem_per_cta: int, stream: int = 0):
+        """Replay one launch's trace; returns its LaunchStats."""
+        sk = self._static.get(id(fn))
+        if sk is None:
+            sk = self._static[id(fn)] = StaticKernel(fn, self.tables, space_of)
+        for sm in self.gpu.sms:
+            for port in (sm.ldst.l1d, sm.ldst.l1c):
+                if port is not None:
+                    port.flush()
+        self.gpu.launch(sk, trace, regs_per_thread, smem_per_cta, stream)
+        (stats,) = self.gpu.run(self.config.monitor.watchdog_cycles)
+        return stats
