@@ -224,3 +224,11 @@ def test_fermi_dmr_thesis_table_4_3():
 def test_expars_maxwell_column():
     c = load_config("expars_maxwell")
     assert (c.sm.max_threads, c.sm.max_ctas, c.sm.registers, c.sm.shared_bytes) == (2048, 32, 65536, 65536)
+
+
+def test_extends_unknown_preset_names_the_file(tmp_path: Path):
+    f = tmp_path / "mine.toml"
+    f.write_text('extends = "gtx490"\n')
+    with pytest.raises(ConfigError) as err:
+        load_config(f)
+    assert "mine.toml" in str(err.value) and "'gtx480'" in str(err.value)

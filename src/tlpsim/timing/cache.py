@@ -13,8 +13,9 @@ requests into single-sector ones).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 SECTOR_BYTES = 32  # unit of MemRequest.sector_mask
 ALL = -1           # "every sector" as a mask (x & ALL == x)
@@ -472,8 +473,7 @@ class MSHR:
         self._e[addr] = e
         st = self.stats
         st.allocations += 1
-        if len(self._e) > st.peak_entries:
-            st.peak_entries = len(self._e)
+        st.peak_entries = max(st.peak_entries, len(self._e))
 
     def merge(self, addr: int, token: Any, sector_mask: int = ALL, fetch: int = 0) -> bool:
         """Add a token waiting for the pending sectors of `sector_mask` (the rest are
@@ -564,7 +564,7 @@ class CachePolicy:
                         self._table[hit, local, partial] = self._decide(hit, local, partial)
 
     @classmethod
-    def from_gpgpusim(cls, letters: str) -> "CachePolicy":
+    def from_gpgpusim(cls, letters: str) -> CachePolicy:
         """Parse GPGPU-Sim's `<rep>:<wr>:<alloc>:<wr_alloc>:<set_index>` (e.g. the
         GTX480 dl2 "L:B:m:L:L": LRU, write-back, allocate on miss, lazy fetch on
         read, linear index)."""

@@ -74,7 +74,7 @@ class Engine:
         self._order: dict[int, int] = {}
         self._active: set[int] = set()
         self._timers: list[tuple[int, int, int]] = []  # (time, order, component index)
-        self._next_tick: dict[int, int] = {}
+        self._ticking: int | None = None  # index of the component being ticked
 
     def add(self, comp: Component, active: bool = True) -> Component:
         comp.engine = self
@@ -86,7 +86,17 @@ class Engine:
         return comp
 
     def wake(self, comp: Component) -> None:
-        self._active.add(self._order[id(comp)])
+        k = self._order[id(comp)]
+        if self._ticking is not None and k < self._ticking:
+            # woken by a component after it in this cycle's sweep: a dense run already
+            # ticked it (idle) this cycle, so it next ticks at the following cycle
+            d = comp.domain
+            if self.now % d.period_fs == 0:
+                c = self.now // d.period_fs
+                if comp.last_cycle < c:
+                    comp.skipped(comp.last_cycle + 1, c)
+                    comp.last_cycle = c
+        self._active.add(k)
 
     def wake_at(self, comp: Component, cycle: int) -> None:
         self.wake_at_time(comp, comp.domain.time_of(cycle))
@@ -105,21 +115,21 @@ class Engine:
         return d.time_of(c)
 
     def run(self, max_time_fs: int | None = None, stop=None) -> None:
-        """Tick until every component sleeps with no timers pending, `stop()` is true,
-        or `max_time_fs` is reached."""
+        """Tick until `stop()` is true, every component sleeps with no timers pending
+        (sparse) or none is busy (dense), or `max_time_fs` is reached."""
         comps = self.components
         n = len(comps)
         while True:
+            if stop is not None and stop():
+                return
             if self.dense:
-                if stop is not None and stop():
-                    return
                 candidates = range(n)
             else:
                 # move due timers into the active set
                 while self._timers and self._timers[0][0] <= self.now:
                     self._active.add(heapq.heappop(self._timers)[2])
                 if not self._active:
-                    if not self._timers or (stop is not None and stop()):
+                    if not self._timers:
                         return
                     self.now = max(self.now, self._timers[0][0])
                     continue
@@ -143,14 +153,25 @@ class Engine:
                 cycle = t // d.period_fs
                 if cycle <= comp.last_cycle:
                     continue
-                if cycle > comp.last_cycle + 1 and comp.last_cycle >= 0:
+                if cycle > comp.last_cycle + 1:
                     comp.skipped(comp.last_cycle + 1, cycle - 1)
                 comp.last_cycle = cycle
+                self._ticking = k
                 progress = comp.tick(cycle)
                 if not progress and not self.dense:
                     self._active.discard(k)
+            self._ticking = None
             if self.dense and stop is None and all(not self._has_work(c) for c in comps):
                 return
+
+    def settle(self) -> None:
+        """Account every component's slept cycles up to now (before reading stats)."""
+        for comp in self.components:
+            d = comp.domain
+            c = self.now // d.period_fs
+            if c > comp.last_cycle:
+                comp.skipped(comp.last_cycle + 1, c)
+                comp.last_cycle = c
 
     @staticmethod
     def _has_work(comp: Component) -> bool:

@@ -143,7 +143,8 @@ class GPU:
         base = {id(r): self._snapshot() for r in runs}
         start_cycle = self.core.cycle_at(self.engine.now)
         self.dispatcher.wake()
-        self.engine.run(stop=lambda: all(r.finished for r in runs) and not self._draining())
+        self.engine.run(stop=lambda: all(r.finished for r in runs))
+        self.engine.settle()
         unfinished = [r for r in runs if not r.finished]
         if unfinished:
             raise self._deadlock(unfinished)
@@ -153,9 +154,6 @@ class GPU:
             self.finished.append(r)
             out.append(launch_stats(self, r, base[id(r)], start_cycle, time.perf_counter() - t0))
         return out
-
-    def _draining(self) -> bool:
-        return False
 
     def _snapshot(self) -> dict:
         return {"sm": [sm.stats.to_dict() for sm in self.sms], "mem": self.mem.counters()}

@@ -33,8 +33,8 @@ cycles after acceptance. Replies are the request objects themselves with
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Callable
 
 from tlpsim.timing.cache import (HIT, HIT_RESERVED, MISS, SECTOR_BYTES, SECTOR_MISS, CacheArray, CachePolicy,
                                  CacheStats, MSHR, MSHRStats)

@@ -64,9 +64,16 @@ class TimedQueue(Generic[T]):
         return n
 
     def can_push(self, item: Any = None) -> bool:
-        ok = self.held_units() + self.units_of(item) <= self.capacity
+        need = self.units_of(item)
+        ok = self.held_units() + need <= self.capacity
         if not ok:
             self.full_refusals += 1
+            p = self.producer
+            if self.used_units() + need <= self.capacity and p is not None and p.engine is not None:
+                # refused only because of this step's pops: the room is there next cycle
+                d = p.domain
+                now = self._engine_now() or 0
+                p.engine.wake_at_time(p, d.time_of(d.cycle_at(now) + 1))
         return ok
 
     def push(self, item: T, now_fs: int) -> None:
