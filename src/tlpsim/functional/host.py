@@ -60,7 +60,7 @@ class Device:
     def __init__(self, config: Any = None, mode: str = "functional", *, trace: bool = True,
                  budget: int | None = DEFAULT_BUDGET, arch: str = "sm_80", value_classes: bool = True,
                  chunk_threads: int | None = None, maxrregcount: int | None = None,
-                 trace_cache: bool | str | None = None) -> None:
+                 trace_cache: bool | str | None = None, dense: bool = False) -> None:
         if mode not in ("functional", "timing"):
             raise TlpsimError(f"Device mode must be 'functional' or 'timing', not {mode!r}")
         self.config = config if config is not None else ("gtx480" if mode == "timing" else None)
@@ -84,7 +84,7 @@ class Device:
         if mode == "timing":
             from tlpsim.timing.session import TimingSession
 
-            self._timing = TimingSession(self.config)
+            self._timing = TimingSession(self.config, dense=dense)  # dense: tick every cycle (reference)
             g = self._timing.config.gpu
             self.arch = arch if arch != "sm_80" else g.arch
             self.maxrregcount = maxrregcount if maxrregcount is not None else g.maxrregcount

@@ -124,6 +124,7 @@ class MemorySystem:
             total(dr, "row_conflicts"), "dram_activates": total(dr, "activates"),
             "dram_busy_cycles": total(dr, "busy_bus_cycles"),
             "icnt_up_flits": self.up.stats.flits, "icnt_down_flits": self.down.stats.flits,
+            "l2_busy_cycles": total(l2, "busy_cycles"),
             "l2_slices": l2, "dram_channels": dr,
         }
 

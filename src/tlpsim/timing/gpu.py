@@ -20,6 +20,7 @@ from tlpsim.timing.occupancy import occupancy
 from tlpsim.timing.sm import SM
 from tlpsim.timing.static import StaticKernel
 from tlpsim.timing.summary import launch_stats
+from tlpsim.timing.timeline import Timeline
 
 
 @dataclass
@@ -104,6 +105,9 @@ class GPU:
         self.cta_policy = resolve_policy(config, "gpu.cta_scheduler", config.gpu.cta_scheduler, "cta_scheduler",
                                          n_sms=config.gpu.n_sms)
         self.dispatcher = self.engine.add(CtaDispatcher(self), active=False)
+        mon = config.monitor
+        self.timeline = self.engine.add(Timeline(self.core, self.sms, mon.timeline_interval_cycles,
+                                                 mon.watchdog_cycles), active=False)
         self.running: list[KernelRun] = []
         self.finished: list[KernelRun] = []
         self.kid = 0
@@ -143,7 +147,10 @@ class GPU:
         base = {id(r): self._snapshot() for r in runs}
         start_cycle = self.core.cycle_at(self.engine.now)
         self.dispatcher.wake()
-        self.engine.run(stop=lambda: all(r.finished for r in runs))
+        self.timeline.start(start_cycle)
+        self.timeline.stuck_at = None
+        self.engine.run(stop=lambda: all(r.finished for r in runs) or self.timeline.stuck_at is not None)
+        self.timeline.stop()
         self.engine.settle()
         unfinished = [r for r in runs if not r.finished]
         if unfinished:
@@ -156,7 +163,7 @@ class GPU:
         return out
 
     def _snapshot(self) -> dict:
-        return {"sm": [sm.stats.to_dict() for sm in self.sms], "mem": self.mem.counters()}
+        return {"sm": [sm.collect() for sm in self.sms], "mem": self.mem.counters()}
 
     def _deadlock(self, runs: list[KernelRun]) -> KernelError:
         stuck = []
@@ -167,5 +174,7 @@ class GPU:
                     stuck.append(f"SM {sm.id} warp {w.slot} (CTA {w.cta.index}) at pc {w.pcs[w.pos] if w.pos < w.n else 'end'}"
                                  f" waiting on {why}")
         names = ", ".join(r.name for r in runs)
-        return KernelError(f"timing simulation of {names} stopped making progress with work left: "
+        when = (f"no instruction issued for {self.timeline.watchdog} cycles (watchdog, cycle {self.timeline.stuck_at})"
+                if self.timeline.stuck_at is not None else "every unit went idle")
+        return KernelError(f"timing simulation of {names} deadlocked ({when}) with work left: "
                            + ("; ".join(stuck[:8]) or "CTAs never dispatched") + (" ..." if len(stuck) > 8 else ""))

@@ -61,33 +61,51 @@ class SM(Component):
         for u, target in params.aliases.items():
             self.unit_free[u] = self.unit_free[target]
         self.last_class = IDLE
+        self.last_stalls: dict[str, int] = {}  # stall reasons counted in the last ticked cycle
         self.age = 0
+        self.incoming: deque = deque()  # (cycle, run, cta index, grant) of CTAs arriving
+
+    def collect(self) -> dict:
+        """The SM's counters, with those its parts keep (operand storage) folded in."""
+        st = self.stats
+        ops = self.operands.stats
+        st.rf_reads, st.rf_writes = ops.reads, ops.writes
+        st.rf_bank_conflicts, st.collector_full = ops.bank_conflict_cycles, ops.collector_full
+        return st.to_dict()
 
     # ------------------------------------------------------------ CTA management
 
     def can_accept(self, run) -> bool:
-        return self.n_ctas < self.p.max_ctas and self.allocator.fits(run.kres)
+        return self.n_ctas + len(self.incoming) < self.p.max_ctas and self.allocator.fits(run.kres)
 
     def launch_cta(self, run, index: int, now: int) -> None:
-        slot = self.ctas.index(None)
-        cta = CTA(slot, run, index)
-        cta.alloc = self.allocator.allocate(run.kres)
-        self.ctas[slot] = cta
-        self.n_ctas += 1
-        wpc = run.trace.warps_per_cta
-        for k in range(wpc):
-            ws = self.warps.index(None)
-            w = Warp(ws, ws % self.p.n_schedulers, cta, run, index * wpc + k, self.age)
-            self.age += 1
-            self.warps[ws] = w
-            self.n_warps += 1
-            cta.warps.append(w)
-            if not w.done:
-                cta.live += 1
-                self._want_fetch(w)
-        if cta.live == 0:
-            self._retire_cta(cta, now)
-        self.wake()
+        """Accept a CTA from the dispatcher: resources are granted now, the CTA becomes
+        resident at the next cycle (so when in a cycle the dispatcher ticks does not matter)."""
+        grant = self.allocator.allocate(run.kres)
+        self.incoming.append((now + 1, run, index, grant))
+        self.wake_at(now + 1)
+
+    def _admit(self, now: int) -> None:
+        while self.incoming and self.incoming[0][0] <= now:
+            _, run, index, grant = self.incoming.popleft()
+            slot = self.ctas.index(None)
+            cta = CTA(slot, run, index)
+            cta.alloc = grant
+            self.ctas[slot] = cta
+            self.n_ctas += 1
+            wpc = run.trace.warps_per_cta
+            for k in range(wpc):
+                ws = self.warps.index(None)
+                w = Warp(ws, ws % self.p.n_schedulers, cta, run, index * wpc + k, self.age)
+                self.age += 1
+                self.warps[ws] = w
+                self.n_warps += 1
+                cta.warps.append(w)
+                if not w.done:
+                    cta.live += 1
+                    self._want_fetch(w)
+            if cta.live == 0:
+                self._retire_cta(cta, now)
 
     def _retire_cta(self, cta: CTA, now: int) -> None:
         for w in cta.warps:
@@ -134,10 +152,14 @@ class SM(Component):
     # ------------------------------------------------------------ the cycle
 
     def busy(self) -> bool:
-        return self.n_warps > 0 or bool(self.wb) or self.ldst.busy()
+        return self.n_warps > 0 or bool(self.wb) or self.ldst.busy() or bool(self.incoming)
 
     def tick(self, now: int) -> bool:
         progress = False
+        if self.incoming:
+            self._admit(now)
+        st = self.stats
+        stalls_before = dict(st.stall_reasons)
         # 1. writebacks due
         wb = self.wb
         while wb and wb[0][0] <= now:
@@ -176,7 +198,6 @@ class SM(Component):
             progress = True
         # 5. statistics of this cycle
         cls = self._classify(issued, structural)
-        st = self.stats
         st.cycles[cls] += 1
         if self.n_warps:
             st.issue_slots += self.p.n_schedulers
@@ -184,6 +205,8 @@ class SM(Component):
             st.resident_cta_cycles += self.n_ctas
         st.issued += issued
         self.last_class = cls
+        self.last_stalls = {k: v - stalls_before.get(k, 0) for k, v in st.stall_reasons.items()
+                            if v != stalls_before.get(k, 0)}
         if issued:
             progress = True
         if progress or self.fetchq or any(self.ready):
@@ -202,6 +225,8 @@ class SM(Component):
         n = last - first + 1
         st = self.stats
         st.cycles[self.last_class] += n
+        for reason, k in self.last_stalls.items():
+            st.add_stall(reason, k * n)
         if self.n_warps:
             st.issue_slots += self.p.n_schedulers * n
             st.resident_warp_cycles += self.n_warps * n

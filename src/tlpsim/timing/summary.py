@@ -22,11 +22,19 @@ def _ratio(a: float, b: float) -> float:
     return a / b if b else 0.0
 
 
+SUSTAINABLE = 0.6  # GPUDuet §4.1: crossbar utilisation against its sustainable ~60% of peak
+
+
+def _cycles_in(gpu, domain, core_cycles: int) -> int:
+    """Cycles of `domain` elapsed during `core_cycles` core cycles."""
+    return max(core_cycles * gpu.core.period_fs // domain.period_fs, 1)
+
+
 def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchStats:
     """Statistics of `run`, measured from the counters snapshot `base` taken when it was queued."""
     now = gpu.core.cycle_at(gpu.engine.now)
     cycles = max(run.t_end - max(run.t_start, start_cycle), 0) + 1 if run.t_end >= 0 else now - start_cycle
-    per_sm = [_delta(sm.stats.to_dict(), base["sm"][k]) for k, sm in enumerate(gpu.sms)]
+    per_sm = [_delta(sm.collect(), base["sm"][k]) for k, sm in enumerate(gpu.sms)]
     mem = _delta(gpu.mem.counters(), base["mem"])
     warp_insts = sum(s["warp_insts"] for s in per_sm)
     thread_insts = sum(s["thread_insts"] for s in per_sm)
@@ -44,10 +52,10 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchS
                   cycles * n_sms * cfg.sm.rf_banks * cfg.sm.rf_bank_read_ports),
         smem=_ratio(sum(s["smem_accesses"] for s in per_sm), cycles * n_sms),
         l1d=_ratio(l1_acc, cycles * n_sms),
-        l2=mem.get("l2_utilisation", 0.0),
-        icnt_up=mem.get("icnt_up_utilisation", 0.0),
-        icnt_down=mem.get("icnt_down_utilisation", 0.0),
-        dram=mem.get("dram_utilisation", 0.0),
+        l2=_ratio(mem["l2_busy_cycles"], _cycles_in(gpu, gpu.l2_dom, cycles) * gpu.mem.n_slices),
+        icnt_up=_ratio(mem["icnt_up_flits"], _cycles_in(gpu, gpu.icnt_dom, cycles) * gpu.mem.n_slices * SUSTAINABLE),
+        icnt_down=_ratio(mem["icnt_down_flits"], _cycles_in(gpu, gpu.icnt_dom, cycles) * n_sms * SUSTAINABLE),
+        dram=_ratio(mem["dram_busy_cycles"], _cycles_in(gpu, gpu.dram_dom, cycles) * gpu.mem.n_parts),
     )
     occ = occupancy(gpu.sms[0].allocator.limits, run.kres.regs_per_thread, run.kres.smem_per_cta,
                     run.kres.threads_per_cta, cfg.gpu.max_ctas_per_sm)
@@ -66,4 +74,5 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchS
         avg_resident_warps=_ratio(resident, busy_cycles),
         avg_resident_ctas=_ratio(sum(s["resident_cta_cycles"] for s in per_sm), busy_cycles),
         ctas_per_sm_limit=occ.ctas, limited_by=occ.limiter, components=mem, wall_seconds=wall,
+        timeline=gpu.timeline.series(max(run.t_start, start_cycle), run.t_end if run.t_end >= 0 else now),
     )
