@@ -121,48 +121,52 @@ def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool
 @click.argument("workload")
 @click.option("--size", default="small", show_default=True, type=click.Choice(["tiny", "small", "paper"]))
 @click.option("--mode", default="functional", show_default=True, type=click.Choice(["functional", "timing"]))
+@click.option("--config", "preset", default="gtx480", show_default=True, help="GPU preset (timing mode).")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Config override with a dotted key, e.g. --set sm.warp_scheduler=lrr (repeatable).")
 @click.option("--seed", default=1, show_default=True, help="Seed of the generated inputs.")
+@click.option("--stats-out", type=click.Path(dir_okay=False), default=None,
+              help="Where to write the stats JSON (timing mode; default runs/WORKLOAD_SIZE_PRESET.json).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result record as JSON.")
 @_friendly
-def run_cmd(workload: str, size: str, mode: str, seed: int, as_json: bool) -> None:
+def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, seed: int, stats_out: str | None,
+            as_json: bool) -> None:
     """Run a built-in workload, verify its output against NumPy, and report."""
+    from dataclasses import asdict
+
     import tlpsim
+    from tlpsim.report import console
     from tlpsim.workloads.registry import get_workload
 
     wl = get_workload(workload)
+    config = None
     if mode == "timing":
-        raise tlpsim.TlpsimError("the timing model is not available yet; use --mode functional")
-    with tlpsim.Device(mode=mode):
+        from tlpsim.config.loader import load_config
+
+        config = load_config(preset, list(overrides))
+    elif overrides:
+        raise tlpsim.TlpsimError("--set applies to the timing model; add --mode timing")
+    with tlpsim.Device(mode=mode, config=config):
         result = wl.execute(size, seed)
-    rows = []
-    for k, rec in enumerate(result.launches):
-        rate = rec.thread_instructions / rec.wall_seconds / 1e6 if rec.wall_seconds else 0.0
-        rows.append({"launch": k, "kernel": rec.kernel, "grid": list(rec.grid), "block": list(rec.block),
-                     "registers": rec.resources.registers if rec.resources else None,
-                     "shared_bytes": (rec.resources.shared_bytes if rec.resources else 0) + rec.shared_mem,
-                     "warp_instructions": rec.warp_instructions, "thread_instructions": rec.thread_instructions,
-                     "wall_seconds": round(rec.wall_seconds, 4), "mthread_inst_per_s": round(rate, 2)})
-    checks = [{"name": c.name, "ok": c.ok, "max_error": c.max_error, "tolerance": c.tolerance,
-               "detail": c.detail} for c in result.checks]
+    rows = console.launch_rows(result)
+    record = {"workload": workload, "size": size, "mode": mode, "seed": seed, "verified": result.verified,
+              "launches": rows, "checks": [asdict(c) for c in result.checks], "wall_seconds": result.wall_seconds}
+    if mode == "timing":
+        record["config"] = config.to_dict()
+        record["stats"] = [asdict(r.stats) for r in result.launches if r.stats is not None]
+        out = Path(stats_out or f"runs/{workload}_{size}_{preset}.json")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(record, indent=1, default=float))
     if as_json:
-        click.echo(json.dumps({"workload": workload, "size": size, "mode": mode, "seed": seed,
-                               "verified": result.verified, "launches": rows, "checks": checks,
-                               "wall_seconds": result.wall_seconds}, indent=2))
+        click.echo(json.dumps(record, indent=2, default=float))
     else:
-        click.echo(f"workload {workload} ({wl.description}); size {size}; {mode} mode")
-        _table(("#", "kernel", "grid", "block", "regs", "smem B", "warp insts", "thread insts", "wall s",
-                "M thr-inst/s"),
-               [[r["launch"], r["kernel"], "x".join(map(str, r["grid"])), "x".join(map(str, r["block"])),
-                 r["registers"], r["shared_bytes"], r["warp_instructions"], r["thread_instructions"],
-                 r["wall_seconds"], r["mthread_inst_per_s"]] for r in rows])
-        for rec in result.launches[:1] if len(result.launches) > 3 else result.launches:
-            if rec.trace is not None:
-                _print_trace_summary(rec.trace.summary(), indent="  ")
-        if len(result.launches) > 3:
-            click.echo(f"  ... trace summaries of {len(result.launches) - 1} more launches: tlpsim trace {workload}")
-        for c in checks:
-            why = c["detail"] or f"max error {c['max_error']:.3g}, tolerance {c['tolerance']:.3g}"
-            click.echo(f"verify {c['name']}: {'OK' if c['ok'] else 'FAILED'} ({why})")
+        click.echo(f"workload {workload} ({wl.description}); size {size}; {mode} mode"
+                   + (f"; preset {preset}" if mode == "timing" else ""))
+        console.functional_report(result, rows)
+        if mode == "timing":
+            console.timing_report(result)
+            click.echo(f"stats written to {out}")
+        console.checks_report(result)
         click.echo(f"total wall time {result.wall_seconds:.2f} s")
     if not result.verified:
         sys.exit(1)
@@ -223,27 +227,16 @@ def trace_cmd(workload: str, size: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(summaries, indent=2))
         return
+    from tlpsim.report.console import trace_summary
+
     for s in summaries:
-        _print_trace_summary(s)
-
-
-def _print_trace_summary(s: dict, indent: str = "") -> None:
-    click.echo(f"{indent}kernel {s['kernel']}  grid {s['grid']}  block {s['block']}  warps {s['warps']}")
-    click.echo(f"{indent}  warp instructions {s['warp_instructions']}, thread instructions "
-               f"{s['thread_instructions']}, avg active lanes {s['avg_active_lanes']:.1f}/32")
-    n = sum(s["mix"].values()) or 1
-    click.echo(f"{indent}  mix: " + ", ".join(f"{k} {100 * v / n:.0f}%" for k, v in
-                                              sorted(s["mix"].items(), key=lambda kv: -kv[1])))
-    click.echo(f"{indent}  memory: {s['memory_instructions']} warp accesses, footprint {s['footprint_bytes']} B, "
-               f"{s['avg_sectors_per_global_access']:.2f} sectors/global access, "
-               f"shared bank-conflict degree {s['avg_shared_bank_degree']:.2f}")
+        trace_summary(s)
 
 
 def _table(heads, rows) -> None:
-    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h)) for i, h in enumerate(heads)]
-    click.echo("  ".join(str(h).ljust(w) for h, w in zip(heads, widths)))
-    for r in rows:
-        click.echo("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+    from tlpsim.report.console import table
+
+    table(heads, rows)
 
 
 if __name__ == "__main__":

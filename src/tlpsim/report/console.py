@@ -1,0 +1,81 @@
+"""Plain-text reports for the command line: launch tables, trace summaries and
+timing summaries."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import click
+
+
+def table(heads, rows) -> None:
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h)) for i, h in enumerate(heads)]
+    click.echo("  ".join(str(h).ljust(w) for h, w in zip(heads, widths)))
+    for r in rows:
+        click.echo("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+
+
+def trace_summary(s: dict, indent: str = "") -> None:
+    click.echo(f"{indent}kernel {s['kernel']}  grid {s['grid']}  block {s['block']}  warps {s['warps']}")
+    click.echo(f"{indent}  warp instructions {s['warp_instructions']}, thread instructions "
+               f"{s['thread_instructions']}, avg active lanes {s['avg_active_lanes']:.1f}/32")
+    n = sum(s["mix"].values()) or 1
+    click.echo(f"{indent}  mix: " + ", ".join(f"{k} {100 * v / n:.0f}%" for k, v in
+                                              sorted(s["mix"].items(), key=lambda kv: -kv[1])))
+    click.echo(f"{indent}  memory: {s['memory_instructions']} warp accesses, footprint {s['footprint_bytes']} B, "
+               f"{s['avg_sectors_per_global_access']:.2f} sectors/global access, "
+               f"shared bank-conflict degree {s['avg_shared_bank_degree']:.2f}")
+
+
+def launch_rows(result) -> list[dict]:
+    rows = []
+    for k, rec in enumerate(result.launches):
+        rate = rec.thread_instructions / rec.wall_seconds / 1e6 if rec.wall_seconds else 0.0
+        row = {"launch": k, "kernel": rec.kernel, "grid": list(rec.grid), "block": list(rec.block),
+               "registers": rec.resources.registers if rec.resources else None,
+               "shared_bytes": (rec.resources.shared_bytes if rec.resources else 0) + rec.shared_mem,
+               "warp_instructions": rec.warp_instructions, "thread_instructions": rec.thread_instructions,
+               "wall_seconds": round(rec.wall_seconds, 4), "mthread_inst_per_s": round(rate, 2)}
+        if rec.stats is not None:
+            st = rec.stats
+            row.update({"cycles": st.cycles, "ipc": round(st.ipc, 2),
+                        "timing_wall_seconds": round(st.wall_seconds, 4)})
+        rows.append(row)
+    return rows
+
+
+def functional_report(result, rows) -> None:
+    table(("#", "kernel", "grid", "block", "regs", "smem B", "warp insts", "thread insts", "wall s", "M thr-inst/s"),
+          [[r["launch"], r["kernel"], "x".join(map(str, r["grid"])), "x".join(map(str, r["block"])),
+            r["registers"], r["shared_bytes"], r["warp_instructions"], r["thread_instructions"],
+            r["wall_seconds"], r["mthread_inst_per_s"]] for r in rows])
+    shown = result.launches[:1] if len(result.launches) > 3 else result.launches
+    for rec in shown:
+        if rec.trace is not None:
+            trace_summary(rec.trace.summary(), indent="  ")
+    if len(result.launches) > 3:
+        click.echo(f"  ... trace summaries of {len(result.launches) - 1} more launches: tlpsim trace "
+                   f"{result.workload}")
+
+
+def timing_report(result) -> None:
+    recs = [r for r in result.launches if r.stats is not None]
+    table(("#", "kernel", "CTAs/SM (limit)", "cycles", "IPC", "active", "idle", "mem stall", "core stall",
+           "L1D hit", "L2 hit", "sim s"),
+          [[k, r.kernel, f"{r.stats.ctas_per_sm_limit} ({r.stats.limited_by})", r.stats.cycles,
+            f"{r.stats.ipc:.1f}"] + [f"{100 * v / max(sum(r.stats.sm_cycles.values()), 1):.0f}%"
+                                      for v in r.stats.sm_cycles.values()] +
+           [f"{r.stats.l1d_hit_rate:.2f}", f"{r.stats.l2_hit_rate:.2f}", f"{r.stats.wall_seconds:.2f}"]
+           for k, r in enumerate(recs)])
+    total_cycles = sum(r.stats.cycles for r in recs)
+    thr = sum(r.stats.thread_insts for r in recs)
+    click.echo(f"total {total_cycles} cycles, IPC {thr / max(total_cycles, 1):.1f} (thread instructions per cycle)")
+    if recs:
+        u = recs[-1].stats.utilisation
+        click.echo("utilisation (last launch): " + ", ".join(f"{k} {100 * v:.0f}%" for k, v in asdict(u).items()))
+
+
+def checks_report(result) -> None:
+    for c in result.checks:
+        why = c.detail or f"max error {c.max_error:.3g}, tolerance {c.tolerance:.3g}"
+        click.echo(f"verify {c.name}: {'OK' if c.ok else 'FAILED'} ({why})")
