@@ -127,10 +127,12 @@ def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool
 @click.option("--seed", default=1, show_default=True, help="Seed of the generated inputs.")
 @click.option("--stats-out", type=click.Path(dir_okay=False), default=None,
               help="Where to write the stats JSON (timing mode; default runs/WORKLOAD_SIZE_PRESET.json).")
+@click.option("--poison-dead", is_flag=True,
+              help="Overwrite registers where the analyses say they are dead (soundness check of the analyses).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result record as JSON.")
 @_friendly
 def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, seed: int, stats_out: str | None,
-            as_json: bool) -> None:
+            poison_dead: bool, as_json: bool) -> None:
     """Run a built-in workload, verify its output against NumPy, and report."""
     from dataclasses import asdict
 
@@ -146,7 +148,7 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
         config = load_config(preset, list(overrides))
     elif overrides:
         raise tlpsim.TlpsimError("--set applies to the timing model; add --mode timing")
-    with tlpsim.Device(mode=mode, config=config):
+    with tlpsim.Device(mode=mode, config=config, poison_dead_registers=poison_dead):
         result = wl.execute(size, seed)
     rows = console.launch_rows(result)
     record = {"workload": workload, "size": size, "mode": mode, "seed": seed, "verified": result.verified,

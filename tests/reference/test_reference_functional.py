@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 REF_DIR = Path(os.environ.get("TLPSIM_REFERENCE_DIR", ROOT.parent / "shared" / "reference" / "kernels"))
 HARNESS = ROOT / "benchmarks" / "reference_kernels.py"
 
-pytestmark = pytest.mark.skipif(not (REF_DIR / "gpgpusim-gtx480.json").exists(),
+needs_ref = pytest.mark.skipif(not (REF_DIR / "gpgpusim-gtx480.json").exists(),
                                 reason=f"GPGPU-Sim reference data not present ({REF_DIR})")
 
 
@@ -63,6 +63,7 @@ def _run(name: str, refs: dict) -> dict:
     return _RUNS[name]
 
 
+@needs_ref
 @pytest.mark.parametrize("name", KERNELS)
 def test_reference_kernel_counts_match_gpgpusim(name, refs):
     ref = refs[name]
@@ -78,6 +79,7 @@ def test_reference_kernel_counts_match_gpgpusim(name, refs):
     assert row["thread_insn_executed"] <= row["thread_insn_active"] <= ref["gpgpu_n_tot_thrd_icount"]
 
 
+@needs_ref
 @pytest.mark.parametrize("name", ["histogram_atomic", "kmeans_assign"])
 def test_integer_outputs_reproduce_the_reference_run(name, refs):
     """Outputs without floating-point rounding in them (bin counts, cluster counts)

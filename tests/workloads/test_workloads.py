@@ -25,6 +25,14 @@ def test_tiny_verifies(name):
     assert result.verified, [c for c in result.checks if not c.ok]
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_tiny_verifies_with_dead_registers_poisoned(name):
+    """The liveness/release/region analyses are sound on every workload."""
+    with tlpsim.Device(trace=False, poison_dead_registers=True):
+        result = load_workloads()[name].execute("tiny")
+    assert result.verified, [c for c in result.checks if not c.ok]
+
+
 @pytest.fixture(scope="module")
 def rows():
     return cat.catalog("gtx480")

@@ -60,7 +60,8 @@ class Device:
     def __init__(self, config: Any = None, mode: str = "functional", *, trace: bool = True,
                  budget: int | None = DEFAULT_BUDGET, arch: str = "sm_80", value_classes: bool = True,
                  chunk_threads: int | None = None, maxrregcount: int | None = None,
-                 trace_cache: bool | str | None = None, dense: bool = False) -> None:
+                 trace_cache: bool | str | None = None, dense: bool = False,
+                 poison_dead_registers: bool = False) -> None:
         if mode not in ("functional", "timing"):
             raise TlpsimError(f"Device mode must be 'functional' or 'timing', not {mode!r}")
         self.config = config if config is not None else ("gtx480" if mode == "timing" else None)
@@ -70,6 +71,8 @@ class Device:
         self.arch = arch
         self.maxrregcount = maxrregcount  # e.g. 63 for Fermi-era presets
         self.value_classes = value_classes
+        # overwrite registers where the analyses say they are dead (soundness check)
+        self.poison_dead_registers = poison_dead_registers
         self.chunk_threads = chunk_threads or int(os.environ.get("TLPSIM_CHUNK_THREADS", 1 << 16))
         self.memory = DeviceMemory()
         # memoise launches on disk: on by default in timing mode (sweeps re-run workloads)
@@ -131,7 +134,7 @@ class Device:
         key = (id(module), kernel.name)
         ck = self._compiled.get(key)
         if ck is None:
-            ck = CompiledKernel(module, kernel, self.module_globals(module))
+            ck = CompiledKernel(module, kernel, self.module_globals(module), poison=self.poison_dead_registers)
             self._compiled[key] = ck
         return ck
 
@@ -146,7 +149,7 @@ class Device:
         params = pack_params(kernel.params, tuple(args), kernel.name, _address_of)
         t0 = time.perf_counter()
         outcome, cached = None, False
-        if self.trace_cache is not None:
+        if self.trace_cache is not None and not self.poison_dead_registers:
             key = launch_key(program.module.source, kernel.name, as_dim3(grid, "grid"), as_dim3(block, "block"),
                              int(shared_mem), params, self.memory)
             hit = self.trace_cache.load_with_extra(key)
@@ -159,7 +162,7 @@ class Device:
             outcome = run_launch(ck, self.memory, grid, block, params, shared_mem, trace=self.trace,
                                  budget=self.budget, chunk_threads=self.chunk_threads,
                                  value_classes=self.value_classes)
-            if self.trace_cache is not None and outcome.trace is not None:
+            if self.trace_cache is not None and not self.poison_dead_registers and outcome.trace is not None:
                 self.trace_cache.store(key, outcome.trace, memory_diff(before, self.memory.data))
         from tlpsim.frontend.names import qualified_name
 

@@ -35,7 +35,7 @@ class BarrierOp:
 class CompiledKernel:
     """Per-instruction closures plus the control-flow facts the engine needs."""
 
-    def __init__(self, module: Module, kernel: Function, global_addr: dict[str, int]) -> None:
+    def __init__(self, module: Module, kernel: Function, global_addr: dict[str, int], poison: bool = False) -> None:
         self.module = module
         self.source = kernel
         fn = self.fn = flatten_kernel(module, kernel)
@@ -53,6 +53,11 @@ class CompiledKernel:
             self.runs.append(run)
             self.guards.append(oc.reader(ins.guard, "pred") if ins.guard is not None else None)
             self.targets.append(branch_targets(fn, ins.index) if ins.base in ("bra", "brx") else ())
+        self.poison = None
+        if poison:
+            from tlpsim.functional.poison import PoisonPlan
+
+            self.poison = PoisonPlan(module, kernel)
 
     @property
     def name(self) -> str:

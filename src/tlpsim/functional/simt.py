@@ -187,11 +187,16 @@ class ChunkRunner:
                 self._budget_error(pc)
             kind = kinds[pc]
             addrs = None
+            poison = ck.poison
+            if poison is not None and pc in poison.pre:
+                poison.apply(st, poison.pre[pc], warps)
             if kind == NORMAL:
                 try:
                     addrs = runs[pc](st, eidx)
                 except MemoryFault as fault:
                     self._fault(pc, eidx, fault)
+                if poison is not None and pc in poison.post:
+                    poison.apply(st, poison.post[pc], warps)
                 self.move(warps, pc + 1)
             elif kind == BRANCH:
                 self._branch(pc, warps, masks, g, pos)
