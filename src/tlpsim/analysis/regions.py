@@ -241,19 +241,20 @@ class _Kernel:
         held: list[set[str]] = []
         peak, bank_peak = 0, [0] * nb
         pending: dict[str, int] = {}  # results of loads in the region whose first use has not come
+        touched: set[int] = set()
+
+        def hold(j: int, r: str) -> None:
+            held[j - s].add(r)
+            for p in phys[r]:
+                occ[j - s][p] += 1
+            touched.add(j)
+
         for k in range(s, e):
             if k > s and pending.keys() & (live.def_use[k].uses | live.def_use[k].defs):
                 return k, "load_use", peak, tuple(bank_peak)
             occ.append(Counter())
             held.append(set())
-            touched = set()
-
-            def hold(j: int, r: str) -> None:
-                held[j - s].add(r)
-                for p in phys[r]:
-                    occ[j - s][p] += 1
-                touched.add(j)
-
+            touched.clear()
             for r in self.refs[k]:
                 hold(k, r)
             for r in self.reads[k]:  # the value read at k stays in the OSU from where it lives

@@ -222,7 +222,6 @@ def release_points(fn: Function, live: Liveness | None = None, alloc: Allocation
     blocked_v: dict[int, frozenset[str]] = {}
     for b in reach:
         blocked_v[b] = _EMPTY.union(*(carried[h] for h, lp in loops.items() if b in lp.body))
-    n = len(fn.instructions)
     flags: list[tuple[bool, ...]] = []
     released: list[frozenset[str]] = []
     released_p: list[tuple[int, ...]] = []

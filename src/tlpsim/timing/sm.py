@@ -64,6 +64,8 @@ class SM(Component):
         self.last_stalls: dict[str, int] = {}  # stall reasons counted in the last ticked cycle
         self.age = 0
         self.incoming: deque = deque()  # (cycle, run, cta index, grant) of CTAs arriving
+        self._stalls: list[str] = []     # stall reasons met in the current tick
+        self.n_mem_blocked = 0           # warps whose next instruction waits on a memory load
 
     def collect(self) -> dict:
         """The SM's counters, with those its parts keep (operand storage) folded in."""
@@ -129,18 +131,22 @@ class SM(Component):
 
     def _update_ready(self, w: Warp) -> None:
         rs = self.ready[w.sched]
+        was = w.mem_blocked
         if w.done or w.at_barrier or w.ibuf == 0:
             rs.discard(w.slot)
-            w.mem_blocked = False
-            return
-        si = w.run.static.instrs[w.pcs[w.pos]]
-        block = w.pending & (si.src_mask | si.dst_mask)
-        if block:
-            rs.discard(w.slot)
-            w.mem_blocked = bool(block & w.pending_mem)
+            now_blocked = False
         else:
-            rs.add(w.slot)
-            w.mem_blocked = False
+            si = w.run.static.instrs[w.pcs[w.pos]]
+            block = w.pending & (si.src_mask | si.dst_mask)
+            if block:
+                rs.discard(w.slot)
+                now_blocked = bool(block & w.pending_mem)
+            else:
+                rs.add(w.slot)
+                now_blocked = False
+        if now_blocked != was:
+            w.mem_blocked = now_blocked
+            self.n_mem_blocked += 1 if now_blocked else -1
 
     def complete(self, w: Warp, mask: int, cycle: int, from_mem: bool) -> None:
         """Schedule the writeback of `mask` for warp `w` at `cycle` (called by the
@@ -159,7 +165,7 @@ class SM(Component):
         if self.incoming:
             self._admit(now)
         st = self.stats
-        stalls_before = dict(st.stall_reasons)
+        self._stalls = []
         # 1. writebacks due
         wb = self.wb
         while wb and wb[0][0] <= now:
@@ -205,8 +211,14 @@ class SM(Component):
             st.resident_cta_cycles += self.n_ctas
         st.issued += issued
         self.last_class = cls
-        self.last_stalls = {k: v - stalls_before.get(k, 0) for k, v in st.stall_reasons.items()
-                            if v != stalls_before.get(k, 0)}
+        if self._stalls:
+            last = {}
+            for r in self._stalls:
+                last[r] = last.get(r, 0) + 1
+                st.stall_reasons[r] = st.stall_reasons.get(r, 0) + 1
+            self.last_stalls = last
+        elif self.last_stalls:
+            self.last_stalls = {}
         if issued:
             progress = True
         if progress or self.fetchq or any(self.ready):
@@ -239,7 +251,7 @@ class SM(Component):
             return IDLE
         if structural or self.ldst.stalled:
             return CORE_STALL
-        if any(w is not None and w.mem_blocked for w in self.warps):
+        if self.n_mem_blocked:
             return MEM_STALL
         if self.wb:
             return CORE_STALL  # waiting on pipeline results
@@ -278,7 +290,7 @@ class SM(Component):
                     continue
             cands.append(w.view)
         if not cands:
-            self.stats.add_stall("unit_busy")
+            self._stalls.append("unit_busy")
             return False
         policy = self.policies[s]
         for v in (cands if len(cands) == 1 else policy.order(cands, now)):
@@ -311,10 +323,10 @@ class SM(Component):
             frees = self.unit_free.get(si.unit) or self.unit_free[SP]
             k = min(range(len(frees)), key=frees.__getitem__)
             if frees[k] > now:
-                self.stats.add_stall("unit_busy")
+                self._stalls.append("unit_busy")
                 return False
             if not self.operands.can_issue(w.slot, si.unit, si.src_regs, now):
-                self.stats.add_stall("collector_full")
+                self._stalls.append("collector_full")
                 return False
             start = self.operands.read(w.slot, si.unit, si.src_regs, now)
             frees[k] = now + si.initiation
@@ -325,10 +337,10 @@ class SM(Component):
             return True
         if kind == K_MEM:
             if not self.ldst.can_accept():
-                self.stats.add_stall("ldst_busy")
+                self._stalls.append("ldst_busy")
                 return False
             if not self.operands.can_issue(w.slot, LDST, si.src_regs, now):
-                self.stats.add_stall("collector_full")
+                self._stalls.append("collector_full")
                 return False
             start = self.operands.read(w.slot, LDST, si.src_regs, now)
             if si.dst_mask:
@@ -367,6 +379,9 @@ class SM(Component):
             return
         w.done = True
         self.ready[w.sched].discard(w.slot)
+        if w.mem_blocked:
+            w.mem_blocked = False
+            self.n_mem_blocked -= 1
         cta = w.cta
         cta.live -= 1
         if cta.live == 0:
