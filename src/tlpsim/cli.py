@@ -241,5 +241,13 @@ def _table(heads, rows) -> None:
     table(heads, rows)
 
 
+def _register_analyze() -> None:
+    from tlpsim.cli_analyze import analyze_cmd
+
+    main.add_command(analyze_cmd)
+
+
+_register_analyze()
+
 if __name__ == "__main__":
     main()

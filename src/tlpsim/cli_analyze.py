@@ -20,7 +20,7 @@ import click
 
 from tlpsim.errors import TlpsimError
 
-__all__ = ["analyze_cmd", "analyze_source", "kernel_report", "plot_live_curves", "region_dot"]
+__all__ = ["analyze_cmd", "analyze_source", "kernel_report", "plot_live_curves", "region_dot", "sparkline"]
 
 #: RegLess Table 2: average static instructions per region over Rodinia (min, max)
 REGLESS_TABLE2_INSTRUCTIONS = (3.3, 16.0)
@@ -33,7 +33,7 @@ def _load(target: str):
     from tlpsim.frontend.loader import load_program
 
     path = Path(target)
-    if path.suffix in (".cu", ".ptx", ".cuh") or path.exists():
+    if path.suffix in (".cu", ".ptx", ".cuh") or path.is_file():
         if not path.is_file():
             raise TlpsimError(f"no such file: {target}")
         if path.suffix not in (".cu", ".ptx"):
@@ -186,11 +186,31 @@ def _table(heads, rows) -> None:
         click.echo("    " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
 
 
+def sparkline(curve: list[int], starts: list[int], width: int = 100) -> tuple[str, str]:
+    """The curve in at most ``width`` columns (each the maximum of its instructions)
+    and, below it, ``|`` under every column where a region starts."""
+    if not curve:
+        return "", ""
+    cols = min(width, len(curve))
+    edges = [len(curve) * c // cols for c in range(cols + 1)]
+    top = max(curve) or 1
+    ticks = " ▁▂▃▄▅▆▇█"
+    line = "".join(ticks[round(8 * max(curve[edges[c]:edges[c + 1]]) / top)] for c in range(cols))
+    marks = ["."] * cols
+    for st in starts:
+        marks[next(c for c in range(cols) if edges[c] <= st < edges[c + 1])] = "|"
+    return line, "".join(marks)
+
+
 def _print(label: str, rep: dict[str, Any]) -> None:
     reg = rep["registers"]
     click.echo(f"{label}: kernel {rep['kernel']}  ({rep['instructions']} instructions, {rep['blocks']} blocks)")
     click.echo(f"  registers: ours {reg['ours']}, ptxas {reg['ptxas'] if reg['ptxas'] is not None else '?'}, "
                f"max live {reg['max_live']} (32-bit), predicates {reg['predicates']}")
+    line, marks = sparkline(rep["live_curve"], [r["start"] for r in rep["regions"]["table"]])
+    click.echo(f"  live registers (max {max(rep['live_curve'], default=0)}) over the instructions, "
+               "| = region start:")
+    click.echo(f"    {line}\n    {marks}")
     s, p = rep["regions"]["summary"], rep["regions"]["params"]
     lo, hi = REGLESS_TABLE2_INSTRUCTIONS
     click.echo(f"  RegLess regions: {s['regions']}, {s['avg_instructions']:.1f} instr/region "

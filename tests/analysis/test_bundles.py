@@ -10,13 +10,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tlpsim.analysis.analyzed import analyze
-from tlpsim.analysis.bundles import Bundles, BundleParams, bundles, default_start_reg, is_long_latency
+from tlpsim.analysis.bundles import BundleParams, Bundles, bundles, default_start_reg, is_long_latency
 from tlpsim.analysis.liveness import liveness
 from tlpsim.analysis.weights import register_weights
 from tlpsim.frontend.ptx_parser import parse_ptx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_release import DECLS, IF_ELSE, kernel, structured_kernels  # noqa: E402
+from test_release import DECLS, IF_ELSE, kernel, structured_kernels
 
 LOAD = """
   ld.param.u64 %rd1, [k_p0];

@@ -21,7 +21,7 @@ from tlpsim.errors import UnsupportedPTX
 from tlpsim.frontend.loader import load_program
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_release import DO_WHILE, IF_ELSE, IF_THEN, S, kernel, structured_kernels  # noqa: E402
+from test_release import DO_WHILE, IF_ELSE, IF_THEN, S, kernel, structured_kernels
 
 CORPUS = sorted((Path(__file__).resolve().parent.parent / "corpus").glob("*.cu"))
 
@@ -283,3 +283,43 @@ def test_corpus_all_three_analyses(corpus_kernels, record_property):
     record_property("corpus_region_stats", avg)
     # RegLess Table 2: 3.3-16.0 static instructions per region over Rodinia (SASS, not PTX)
     assert 3.0 <= avg["avg_instructions"] <= 20.0
+
+
+# ------------------------------------------------------------------ command line
+
+
+def test_analyze_command(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from tlpsim.cli_analyze import analyze_cmd
+
+    src = tmp_path / "k.ptx"
+    src.write_text(".version 8.0\n.target sm_80\n.address_size 64\n"
+                   ".visible .entry k(.param .u64 k_p0)\n{\n .reg .pred %p<4>;\n .reg .b32 %r<12>;\n"
+                   f" .reg .b64 %rd<5>;\n{IF_ELSE}\n}}\n")
+    runner = CliRunner()
+    res = runner.invoke(analyze_cmd, [str(src), "--json"])
+    assert res.exit_code == 0, res.output
+    (rep,) = json.loads(res.output)["kernels"]
+    assert rep["kernel"] == "k" and rep["regions"]["summary"]["regions"] == 4
+    assert [r["start"] for r in rep["regions"]["table"]] == [0, 5, 7, 8]
+    assert len(rep["live_curve"]) == 10 and rep["release"]["summary"]["flag_instructions"] == 2
+    dot = tmp_path / "c.dot"
+    args = [str(src), "--kernel", "k", "--dot", str(dot)]
+    try:
+        import matplotlib  # noqa: F401
+
+        args += ["--plot", str(tmp_path / "p.png")]
+    except ImportError:
+        pass
+    res = runner.invoke(analyze_cmd, args)
+    assert res.exit_code == 0, res.output
+    assert "RegLess regions: 4" in res.output and "RFV release" in res.output and "switch points" in res.output
+    assert dot.read_text().startswith("// block 0: regions 0") and "fillcolor" in dot.read_text()
+    if "--plot" in args:
+        assert (tmp_path / "p.png").stat().st_size > 0
+    for bad in ([str(tmp_path / "missing.cu")], [str(src), "--kernel", "nope"], ["no_such_workload"]):
+        res = runner.invoke(analyze_cmd, bad)
+        assert res.exit_code == 2 and "error:" in res.output, res.output

@@ -223,7 +223,7 @@ def structured_kernels(draw, max_depth: int = 2):
     if-then, do-while loops and while loops with an optional break.  Every
     register is written before the body, so every value is defined."""
     labels = itertools.count()
-    reg = lambda: f"%r{draw(st.integers(0, N_R - 1))}"  # noqa: E731
+    reg = lambda: f"%r{draw(st.integers(0, N_R - 1))}"
 
     def simple() -> list[str]:
         k = draw(st.integers(0, 7))
@@ -386,7 +386,7 @@ def check_release_safety(fn, rp=None) -> int:
     return checked
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(structured_kernels())
 def test_release_never_frees_a_live_register(fn):
     rp = release_points(fn)

@@ -380,8 +380,9 @@ def _dead_on_entry(fn: Function, live: Liveness, phys: Mapping[str, tuple[int, .
                 cand |= warp_live_out(live, pb.end - 1)
             for lp in loops.values():  # values carried around a loop the edge leaves
                 if p in lp.body and b not in lp.body:
-                    cand |= live.block_in[lp.header] & _EMPTY.union(
-                        *(live.block_out[la] for la in lp.latches))
+                    cand |= live.warp_live_in(fn.blocks[lp.header].start) & _EMPTY.union(
+                        *(warp_live_out(live, fn.blocks[la].end - 1) for la in lp.latches
+                          if fn.blocks[la].end > fn.blocks[la].start))
         dead = frozenset(r for r in cand - live.warp_live_in(blk.start) if r in phys)
         if dead:
             out[b] = dead
