@@ -134,7 +134,16 @@ class Engine:
                     self.now = max(self.now, self._timers[0][0])
                     continue
                 candidates = sorted(self._active)
-            t = min(self._next_cycle_time(comps[k]) for k in candidates)
+            now = self.now
+            t = None
+            for k in candidates:
+                c = comps[k]
+                p = c.domain.period_fs
+                nc = c.last_cycle + 1
+                first = -(-now // p)
+                tk = (nc if nc > first else first) * p
+                if t is None or tk < t:
+                    t = tk
             if self._timers and not self.dense:
                 t = min(t, max(self._timers[0][0], self.now))
             if max_time_fs is not None and t > max_time_fs:

@@ -86,6 +86,9 @@ class LdstUnit:
     # ------------------------------------------------------------ the cycle
 
     def tick(self, now: int) -> bool:
+        if self.cur is None and not self.queue and not len(self.from_icnt):
+            self.stalled = False
+            return False
         progress = False
         sm_now = self.sm.domain.time_of(now)
         # replies: one per cycle
