@@ -7,8 +7,9 @@ launches and output check; then tlpsim's counts and timing against GPGPU-Sim's.
 
 `--functional` (default): warp instructions and thread instructions against
 GPGPU-Sim's `warp_insn` and `gpu_tot_sim_insn`. tlpsim's trace holds two
-thread-instruction counts: `active` lanes (the SIMT mask, `rec.thread_instructions`)
-and `executed` lanes (active lanes whose guard predicate held). GPGPU-Sim's
+thread-instruction counts: `active` lanes (the SIMT mask, `trace.active_thread_instructions`)
+and `executed` lanes (active lanes whose guard predicate held; `rec.thread_instructions`
+and the timing model's `thread_insts` count these). GPGPU-Sim's
 `gpu_tot_sim_insn` is the second: its functional model clears the lanes of a
 guarded instruction whose predicate is false from the instruction's active mask
 (`ptx_thread_info::ptx_exec_inst` -> `inst.set_not_active(lane)`), and
@@ -336,8 +337,8 @@ def _launch_shape_ok(ref: dict, recs: list) -> bool:
 def counts(recs: list) -> dict:
     """Warp / thread instruction totals of a run's launches, under both lane conventions."""
     warp = sum(rc.warp_instructions for rc in recs)
-    active = sum(rc.thread_instructions for rc in recs)
-    executed = sum(rc.trace.executed_thread_instructions for rc in recs if rc.trace is not None)
+    active = sum(rc.trace.active_thread_instructions for rc in recs if rc.trace is not None)
+    executed = sum(rc.trace.thread_instructions for rc in recs if rc.trace is not None)
     return {"warp_insn": warp, "thread_insn_active": active, "thread_insn_executed": executed}
 
 
@@ -435,9 +436,9 @@ def _timing_metrics(records: list, stats: list, max_warps: int) -> dict:
     l2_miss = l2_total("misses") + l2_total("sector_misses")
     return {
         "cycles": cycles,
-        "warp_insn": sum(s.warp_insts for s in stats), "thread_insn_active": sum(s.thread_insts for s in stats),
+        "warp_insn": sum(s.warp_insts for s in stats), "thread_insn_active": c["thread_insn_active"],
         "thread_insn_executed": c["thread_insn_executed"],
-        "ipc_active": sum(s.thread_insts for s in stats) / cycles if cycles else 0.0,   # LaunchStats.ipc
+        "ipc_active": c["thread_insn_active"] / cycles if cycles else 0.0,
         "ipc": c["thread_insn_executed"] / cycles if cycles else 0.0,                   # GPGPU-Sim's gpu_tot_ipc
         # GPGPU-Sim: accesses = hits + pending hits + misses; miss rate = misses / accesses
         "l1d_accesses": l1_acc, "l1d_misses": l1_miss, "l1d_pending_hits": sm_total("l1d_pending_hits"),

@@ -6,8 +6,8 @@ GPGPU-Sim's exactly:
 * warp instructions == `warp_insn` (gpgpu_n_tot_w_icount);
 * thread instructions counting only lanes whose guard predicate held (the trace's
   `executed` mask) == `gpu_tot_sim_insn`. GPGPU-Sim drops predicated-off lanes from
-  an instruction's active mask before counting; tlpsim's `rec.thread_instructions`
-  counts the SIMT `active` mask instead, so it is larger by exactly the number of
+  an instruction's active mask before counting, as tlpsim's `rec.thread_instructions`
+  does; the trace's `active_thread_instructions` counts the SIMT mask, larger by the number of
   predicated-off lanes (e.g. every lane of an untaken `@%p bra`).
 
 No tolerance is needed: measured, all six kernels match to the instruction. They

@@ -171,6 +171,8 @@ class L2Config(CacheConfig):
                                    "(gpgpu_dram_partition_queues)", unit="entries", ge=1, le=65536)
     data_port_bytes: Bytes = field(32, "bytes the slice's data array returns per L2 cycle (dl2 data port width)",
                                    unit="bytes", ge=4, le=4096)
+    memcpy_fills: bool = field(True, "host-to-device copies leave their data in the L2, as GPGPU-Sim's "
+                                     "gpgpu_perf_sim_memcpy does")
 
     def problems(self) -> list[str]:
         # per-slice geometry is checked by GPUConfig, which knows the slice count

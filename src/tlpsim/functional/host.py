@@ -88,6 +88,7 @@ class Device:
             from tlpsim.timing.session import TimingSession
 
             self._timing = TimingSession(self.config, dense=dense)  # dense: tick every cycle (reference)
+            self.memory.host_write_hooks.append(self._timing.host_copy)
             g = self._timing.config.gpu
             self.arch = arch if arch != "sm_80" else g.arch
             self.maxrregcount = maxrregcount if maxrregcount is not None else g.maxrregcount

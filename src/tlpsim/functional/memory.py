@@ -41,6 +41,7 @@ class DeviceMemory:
         self._labels: dict[int, str] = {}
         self._starts_np = np.zeros(0, dtype=np.int64)
         self._ends_np = np.zeros(0, dtype=np.int64)
+        self.host_write_hooks: list = []  # callables (address, nbytes) told about host copies
 
     # ---------------------------------------------------------- allocation
 
@@ -94,6 +95,8 @@ class DeviceMemory:
         self._check_host(address, raw.size)
         off = address - GLOBAL_BASE
         self.data[off: off + raw.size] = raw
+        for hook in self.host_write_hooks:
+            hook(address, int(raw.size))
 
     def read(self, address: int, nbytes: int) -> np.ndarray:
         self._check_host(address, nbytes)

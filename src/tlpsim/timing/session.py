@@ -20,6 +20,16 @@ class TimingSession:
         self.tables = latency_tables(self.config)
         self._static: dict[int, StaticKernel] = {}
 
+    def host_copy(self, address: int, nbytes: int) -> None:
+        """A host-to-device copy: with l2.memcpy_fills, its lines become valid in the L2
+        slices that own them (copies are not timed)."""
+        if not self.config.l2.memcpy_fills or nbytes <= 0:
+            return
+        mem = self.gpu.mem
+        first, last = address & ~127, (address + nbytes - 1) & ~127
+        for line in range(first, last + 1, 128):
+            mem.slices[mem.partition_of(line)].cache.fill(line)
+
     def simulate(self, fn, space_of, trace, regs_per_thread: int, smem_per_cta: int, stream: int = 0):
         """Replay one launch's trace; returns its LaunchStats."""
         sk = self._static.get(id(fn))

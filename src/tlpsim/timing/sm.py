@@ -153,7 +153,8 @@ class SM(Component):
         pipelines at issue and by the LD/ST unit when data arrives)."""
         self.seq += 1
         heapq.heappush(self.wb, (cycle, self.seq, w, mask, int(from_mem)))
-        self.wake_at(cycle)
+        # no timer here: this runs inside the SM's own tick, and an SM that goes
+        # to sleep sets one for its earliest writeback
 
     # ------------------------------------------------------------ the cycle
 
@@ -221,16 +222,16 @@ class SM(Component):
             self.last_stalls = {}
         if issued:
             progress = True
-        if progress or self.fetchq or any(self.ready):
-            if not progress:  # ready warps blocked on a unit: sleep until it frees
-                nxt = self._next_unit_free(now)
-                if nxt is not None:
-                    self.wake_at(nxt)
-                    return False
+        if progress or self.fetchq:
             return True
-        nxt = self.ldst.next_event(now)
+        # nothing happened this cycle: sleep until the next known event
+        nxt = self._next_unit_free(now) if any(self.ready) else self.ldst.next_event(now)
+        if wb:
+            nxt = wb[0][0] if nxt is None else min(nxt, wb[0][0])
+        if self.incoming:
+            nxt = self.incoming[0][0] if nxt is None else min(nxt, self.incoming[0][0])
         if nxt is not None:
-            self.wake_at(nxt)
+            self.wake_at(max(nxt, now + 1))
         return False
 
     def skipped(self, first: int, last: int) -> None:

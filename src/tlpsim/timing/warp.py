@@ -31,7 +31,7 @@ class Warp:
         self.run = run
         self.gwarp = gwarp
         self.pcs = trace.pc[a:b].tolist()
-        self.lanes = popcount32(trace.active[a:b]).tolist()
+        self.lanes = popcount32(trace.executed[a:b]).tolist()  # thread instructions as GPGPU-Sim counts them
         self.mem = trace.mem[a:b].tolist()
         self.pos = 0
         self.n = b - a

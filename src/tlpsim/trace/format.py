@@ -64,12 +64,14 @@ class Trace:
 
     @property
     def thread_instructions(self) -> int:
-        """Sum of active lanes over all warp instructions (GPGPU-Sim's gpu_sim_insn)."""
-        return int(_popcount(self.active).sum())
+        """Lanes that executed each warp instruction (active and guard true), summed:
+        GPGPU-Sim's gpu_tot_sim_insn, which drops predicated-off lanes."""
+        return int(_popcount(self.executed).sum())
 
     @property
-    def executed_thread_instructions(self) -> int:
-        return int(_popcount(self.executed).sum())
+    def active_thread_instructions(self) -> int:
+        """Active (SIMT-mask) lanes summed, predicated-off lanes included."""
+        return int(_popcount(self.active).sum())
 
     def opclass_counts(self) -> dict[str, int]:
         if not self.opclasses:
@@ -102,7 +104,7 @@ class Trace:
             "warps": self.n_warps,
             "warp_instructions": self.warp_instructions,
             "thread_instructions": self.thread_instructions,
-            "avg_active_lanes": self.thread_instructions / n,
+            "avg_active_lanes": self.active_thread_instructions / n,
             "mix": self.opclass_counts(),
             "memory_instructions": int(mem_rows),
             "unique_sectors": int(np.unique(self.sectors).size),
