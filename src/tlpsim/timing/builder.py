@@ -12,7 +12,7 @@ from tlpsim.timing.cache_port import CachePort
 from tlpsim.timing.dram import AddressMap, DramChannel
 from tlpsim.timing.engine import ClockDomain, Engine
 from tlpsim.timing.icnt import Crossbar, FlitQueue
-from tlpsim.timing.l2 import L2Slice
+from tlpsim.timing.l2 import L2Slice, strip_interleave
 from tlpsim.timing.ldst import LdstParams, LdstUnit
 from tlpsim.timing.occupancy import SMLimits
 from tlpsim.timing.partition import SliceMux
@@ -79,6 +79,10 @@ class MemorySystem:
         self.muxes: list[SliceMux] = []
         size_per_slice = c2.size_kb * 1024 // n_slices
         policy = _gpgpusim_policy_letters(c2)
+        # set index from the partition-local address (GPGPU-Sim's partition_address), so
+        # the partition-select bits do not leave most sets of a slice unused
+        chip_start = getattr(self.amap, "chip_start", -1)
+        local = strip_interleave(self.n_parts, 1 << chip_start) if chip_start and chip_start > 0 else None
         for p in range(self.n_parts):
             to_dram = [TimedQueue(f"l2{p}.{s}.to_dram", q) for s in range(self.per_part)]
             from_dram = [TimedQueue(f"l2{p}.{s}.from_dram", q) for s in range(self.per_part)]
@@ -89,7 +93,8 @@ class MemorySystem:
                     to_dram=to_dram[s], from_dram=from_dram[s], line_bytes=c2.line_bytes,
                     sector_bytes=c2.sector_bytes if c2.sectored else None, mshr_entries=c2.mshr_entries,
                     mshr_max_merge=c2.mshr_max_merge, hit_latency=c2.hit_latency, policy=policy,
-                    miss_queue_entries=max(c2.miss_queue_entries, 4), data_port_bytes=c2.data_port_bytes))
+                    miss_queue_entries=max(c2.miss_queue_entries, 4), data_port_bytes=c2.data_port_bytes,
+                    set_index_addr=local))
             ch_in = TimedQueue(f"dram{p}.in", d.queue_size)
             ch_out = TimedQueue(f"dram{p}.out", d.return_queue_size)
             self.muxes.append(SliceMux(dram, f"mux{p}", to_dram, from_dram, ch_in, ch_out,
