@@ -76,6 +76,8 @@ class LdstUnit:
         return bool(self.queue) or self.cur is not None or self.inflight > 0
 
     def next_event(self, now: int) -> int | None:
+        if self.stalled:
+            return None  # woken by the reply or queue slot it waits for
         t = []
         if self.queue:
             t.append(max(self.queue[0][0], now + 1))
@@ -113,9 +115,11 @@ class LdstUnit:
                 cur.accesses.pop(0)
                 progress = True
             else:
+                # refused (MSHR, merge slots, set or request queue full): only a reply
+                # or a freed queue slot can change that, and both wake the SM
                 self.stalled = True
-                self.stats.l1d_reservation_fails += 1
-                return True
+                self.sm._stalls.append("l1d_reservation_fail")
+                return progress
         if not cur.accesses:
             self.cur = None
             if cur.outstanding == 0:

@@ -73,6 +73,7 @@ class SM(Component):
         ops = self.operands.stats
         st.rf_reads, st.rf_writes = ops.reads, ops.writes
         st.rf_bank_conflicts, st.collector_full = ops.bank_conflict_cycles, ops.collector_full
+        st.l1d_reservation_fails = st.stall_reasons.get("l1d_reservation_fail", 0)
         return st.to_dict()
 
     # ------------------------------------------------------------ CTA management
@@ -266,7 +267,7 @@ class SM(Component):
         ev = self.ldst.next_event(now)
         if ev is not None:
             times.append(ev)
-        return min(times) if times else now + 1
+        return min(times) if times else None  # blocked on the LD/ST unit: its reply or queue slot wakes us
 
     # ------------------------------------------------------------ issue
 
