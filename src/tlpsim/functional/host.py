@@ -46,9 +46,22 @@ class LaunchRecord:
     warp_instructions: int = 0
     thread_instructions: int = 0
     trace: Trace | None = field(default=None, repr=False)
-    stats: Any = None  # timing statistics, when the device runs in timing mode
     wall_seconds: float = 0.0
     from_cache: bool = False  # replayed from the trace cache instead of executed
+    device: Any = field(default=None, repr=False, compare=False)
+    _stats: Any = field(default=None, repr=False)
+
+    @property
+    def stats(self):
+        """Timing statistics (timing mode). Launches on explicit streams are simulated
+        together when the device synchronises; reading this synchronises."""
+        if self._stats is None and self.device is not None and self.device._pending:
+            self.device.synchronize()
+        return self._stats
+
+    @stats.setter
+    def stats(self, value) -> None:
+        self._stats = value
 
 
 class Device:
@@ -84,6 +97,7 @@ class Device:
         self._compiled: dict[tuple[int, str], CompiledKernel] = {}
         self.current_stream = 0
         self._timing = None
+        self._pending: list = []  # timing launches not simulated yet (explicit streams)
         if mode == "timing":
             from tlpsim.timing.session import TimingSession
 
@@ -99,6 +113,8 @@ class Device:
 
     def __exit__(self, *exc) -> None:
         Device._stack.remove(self)
+        if exc[0] is None:
+            self.synchronize()
 
     @classmethod
     def current(cls) -> "Device":
@@ -182,10 +198,21 @@ class Device:
             if regs is None:
                 raise TlpsimError(f"kernel {kernel.name}: no register count (ptxas cannot assemble this PTX's target); "
                                   "pass resources={'registers': N, 'shared_bytes': B} to the launch")
-            rec.stats = self._timing.simulate(ck.fn, ck.oc.space_of_access, outcome.trace, regs,
-                                              smem + int(shared_mem), rec.stream)
+            rec.device = self
+            self._pending.append((rec, (ck.fn, ck.oc.space_of_access, outcome.trace, regs, smem + int(shared_mem),
+                                        rec.stream)))
+            if stream is None or rec.stream == 0:
+                self.synchronize()  # the default stream serialises with everything before it
         self.launches.append(rec)
         return rec
+
+    def synchronize(self) -> None:
+        """Simulate pending timing launches: those on different streams run concurrently."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        for rec, stats in zip((p[0] for p in pending), self._timing.simulate_many([p[1] for p in pending])):
+            rec.stats = stats
 
 
 _default_device: Device | None = None

@@ -37,6 +37,8 @@ class KernelRun:
     ctas_done: int = 0
     t_start: int = -1      # core cycle of the first CTA dispatch
     t_end: int = -1
+    warp_insts: int = 0    # issued by this launch (the SM counters mix concurrent launches)
+    thread_insts: int = 0
     snapshot: dict = field(default_factory=dict)
 
     @property

@@ -32,13 +32,20 @@ class TimingSession:
 
     def simulate(self, fn, space_of, trace, regs_per_thread: int, smem_per_cta: int, stream: int = 0):
         """Replay one launch's trace; returns its LaunchStats."""
-        sk = self._static.get(id(fn))
-        if sk is None:
-            sk = self._static[id(fn)] = StaticKernel(fn, self.tables, space_of)
+        (stats,) = self.simulate_many([(fn, space_of, trace, regs_per_thread, smem_per_cta, stream)])
+        return stats
+
+    def simulate_many(self, launches: list) -> list:
+        """Replay several launches together: kernels of one stream in order, different
+        streams concurrently (sharing SMs as the CTA scheduler decides). Each item is
+        (fn, space_of, trace, regs_per_thread, smem_per_cta, stream)."""
         for sm in self.gpu.sms:
             for port in (sm.ldst.l1d, sm.ldst.l1c):
                 if port is not None:
                     port.flush()
-        self.gpu.launch(sk, trace, regs_per_thread, smem_per_cta, stream)
-        (stats,) = self.gpu.run(self.config.monitor.watchdog_cycles)
-        return stats
+        for fn, space_of, trace, regs, smem, stream in launches:
+            sk = self._static.get(id(fn))
+            if sk is None:
+                sk = self._static[id(fn)] = StaticKernel(fn, self.tables, space_of)
+            self.gpu.launch(sk, trace, regs, smem, stream)
+        return self.gpu.run(self.config.monitor.watchdog_cycles)

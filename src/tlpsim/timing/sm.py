@@ -305,7 +305,11 @@ class SM(Component):
                             ("global", "local", "generic"))
             st = self.stats
             st.warp_insts += 1
-            st.thread_insts += w.lanes[w.pos]
+            lanes = w.lanes[w.pos]
+            st.thread_insts += lanes
+            run = w.run
+            run.warp_insts += 1
+            run.thread_insts += lanes
             st.opclass_insts[si.opclass] = st.opclass_insts.get(si.opclass, 0) + 1
             w.pos += 1
             w.ibuf -= 1

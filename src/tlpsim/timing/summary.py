@@ -36,8 +36,8 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchS
     cycles = max(run.t_end - max(run.t_start, start_cycle), 0) + 1 if run.t_end >= 0 else now - start_cycle
     per_sm = [_delta(sm.collect(), base["sm"][k]) for k, sm in enumerate(gpu.sms)]
     mem = _delta(gpu.mem.counters(), base["mem"])
-    warp_insts = sum(s["warp_insts"] for s in per_sm)
-    thread_insts = sum(s["thread_insts"] for s in per_sm)
+    warp_insts = run.warp_insts       # this launch's own (SM counters mix concurrent launches)
+    thread_insts = run.thread_insts
     sm_cycles = {c: sum(s["cycles"][c] for s in per_sm) for c in CYCLE_CLASSES}
     l1_acc = sum(s["l1d_accesses"] for s in per_sm)
     l1_hit = sum(s["l1d_hits"] for s in per_sm)
