@@ -10,13 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tlpsim.errors import TlpsimError
-from tlpsim.timing.occupancy import FERMI_GTX480, SMLimits, occupancy
-
-# preset name -> (SM limits, maxrregcount used to compile for it)
-PRESET_LIMITS: dict[str, tuple[SMLimits, int | None]] = {
-    "gtx480": (FERMI_GTX480, 63),
-}
+from tlpsim.timing.occupancy import SMLimits, occupancy
 
 # what the papers' experiments need from the suite: trait or limiter -> minimum count
 COVERAGE_TARGETS = {
@@ -44,9 +38,12 @@ class KernelRow:
 
 
 def preset_limits(preset: str) -> tuple[SMLimits, int | None]:
-    if preset not in PRESET_LIMITS:
-        raise TlpsimError(f"unknown preset {preset!r}; available: {', '.join(sorted(PRESET_LIMITS))}")
-    return PRESET_LIMITS[preset]
+    """The SM limits and the register cap kernels are compiled with, from a preset."""
+    from tlpsim.config.loader import load_config
+    from tlpsim.timing.builder import sm_limits
+
+    cfg = load_config(preset)
+    return sm_limits(cfg), cfg.gpu.maxrregcount
 
 
 def catalog(preset: str = "gtx480", names: list[str] | None = None) -> list[KernelRow]:
