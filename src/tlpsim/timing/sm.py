@@ -295,32 +295,44 @@ class SM(Component):
             self._stalls.append("unit_busy")
             return False
         policy = self.policies[s]
-        for v in (cands if len(cands) == 1 else policy.order(cands, now)):
-            w = warps[v.slot]
-            si = w.run.static.instrs[w.pcs[w.pos]]
-            if not self._dispatch(w, si, now):
-                continue
-            v.last_issue = now
-            policy.on_issue(v, now, si.kind == K_MEM and not si.is_store and si.space in
-                            ("global", "local", "generic"))
-            st = self.stats
-            st.warp_insts += 1
-            lanes = w.lanes[w.pos]
-            st.thread_insts += lanes
-            run = w.run
-            run.warp_insts += 1
-            run.thread_insts += lanes
-            st.opclass_insts[si.opclass] = st.opclass_insts.get(si.opclass, 0) + 1
-            w.pos += 1
-            w.ibuf -= 1
-            if w.pos >= w.n and si.kind != K_EXIT:
-                self._warp_done(w, now)
-            elif si.kind not in (K_BAR, K_EXIT):
-                if w.ibuf == 0:
-                    self._want_fetch(w)
-                self._update_ready(w)
-            return True
+        if len(cands) == 1:
+            order = cands
+        else:
+            # the policy's first choice almost always dispatches: try it before sorting
+            first = policy.choose(cands, now)
+            if self._try_issue(first, policy, now):
+                return True
+            order = [v for v in policy.order(cands, now) if v is not first]
+        for v in order:
+            if self._try_issue(v, policy, now):
+                return True
         return False
+
+    def _try_issue(self, v, policy, now: int) -> bool:
+        w = self.warps[v.slot]
+        si = w.run.static.instrs[w.pcs[w.pos]]
+        if not self._dispatch(w, si, now):
+            return False
+        v.last_issue = now
+        policy.on_issue(v, now, si.kind == K_MEM and not si.is_store and si.space in
+                        ("global", "local", "generic"))
+        st = self.stats
+        st.warp_insts += 1
+        lanes = w.lanes[w.pos]
+        st.thread_insts += lanes
+        run = w.run
+        run.warp_insts += 1
+        run.thread_insts += lanes
+        st.opclass_insts[si.opclass] = st.opclass_insts.get(si.opclass, 0) + 1
+        w.pos += 1
+        w.ibuf -= 1
+        if w.pos >= w.n and si.kind != K_EXIT:
+            self._warp_done(w, now)
+        elif si.kind not in (K_BAR, K_EXIT):
+            if w.ibuf == 0:
+                self._want_fetch(w)
+            self._update_ready(w)
+        return True
 
     def _dispatch(self, w: Warp, si, now: int) -> bool:
         """Start `si` for `w` if its pipeline and operand storage accept it now."""

@@ -36,6 +36,11 @@ class WarpScheduler:
     def order(self, ready: Sequence[WarpView], now: int) -> Iterable[WarpView]:
         return sorted(ready, key=lambda w: w.age)
 
+    def choose(self, ready: Sequence[WarpView], now: int) -> WarpView:
+        """The policy's first choice (what `order` would put first); policies may
+        override it with a cheaper computation."""
+        return next(iter(self.order(ready, now)))
+
     def on_issue(self, warp: WarpView, now: int, long_latency: bool) -> None:
         """`warp` issued an instruction; `long_latency` for global/local memory loads."""
 

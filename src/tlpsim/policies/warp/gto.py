@@ -19,5 +19,15 @@ class GreedyThenOldest(WarpScheduler):
         g = self.greedy
         return sorted(ready, key=lambda w: (w.slot != g, w.age))
 
+    def choose(self, ready: Sequence[WarpView], now: int) -> WarpView:
+        g = self.greedy
+        best = None
+        for w in ready:
+            if w.slot == g:
+                return w
+            if best is None or w.age < best.age:
+                best = w
+        return best
+
     def on_issue(self, warp: WarpView, now: int, long_latency: bool) -> None:
         self.greedy = warp.slot

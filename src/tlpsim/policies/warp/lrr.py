@@ -20,5 +20,9 @@ class LooseRoundRobin(WarpScheduler):
         n, last = self.n_slots, self.last
         return sorted(ready, key=lambda w: (w.slot - last - 1) % n)
 
+    def choose(self, ready: Sequence[WarpView], now: int) -> WarpView:
+        n, last = self.n_slots, self.last
+        return min(ready, key=lambda w: (w.slot - last - 1) % n)
+
     def on_issue(self, warp: WarpView, now: int, long_latency: bool) -> None:
         self.last = warp.slot
