@@ -199,3 +199,17 @@ def test_launches_on_two_streams_run_concurrently():
     # concurrent: both finish within (about) the time one of them takes alone
     assert max(c1.cycles, c2.cycles) < s1.cycles + s2.cycles
     assert c1.warp_insts == s1.warp_insts and c2.warp_insts == s2.warp_insts  # per launch, not mixed
+
+
+@pytest.mark.parametrize("preset", ["gtx480", "gtx980", "maxwell_gpuduet", "tesla_m2050", "fermi_rfv", "fermi_dmr",
+                                    "expars_maxwell"])
+def test_every_preset_builds_and_runs(traced, preset):
+    """Smoke test per preset: the timing model builds from it and runs a kernel."""
+    ck, rec = traced
+    cfg = load_config(preset)
+    gpu = GPU(cfg)
+    sk = StaticKernel(ck.fn, latency_tables(cfg), ck.oc.space_of_access)
+    gpu.launch(sk, rec.trace, rec.resources.registers, rec.resources.shared_bytes)
+    (st,) = gpu.run()
+    assert st.warp_insts == rec.trace.warp_instructions and st.cycles > 0
+    assert len(gpu.sms) == cfg.gpu.n_sms

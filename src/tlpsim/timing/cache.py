@@ -86,6 +86,9 @@ _IPOLY_BITS = {
     64: ((18, 17, 16, 15, 12, 10, 6, 5, 0), (15, 13, 12, 11, 10, 7, 5, 1, 0), (16, 14, 13, 12, 11, 8, 6, 2, 1),
          (17, 15, 14, 13, 12, 9, 7, 3, 2), (18, 16, 15, 14, 13, 10, 8, 4, 3), (17, 16, 15, 14, 11, 9, 5, 4)),
 }
+# irreducible polynomials over GF(2) by degree (bit i = coefficient of x^i)
+_IRREDUCIBLE = {1: 0x3, 2: 0x7, 3: 0xB, 4: 0x13, 5: 0x25, 6: 0x43, 7: 0x83, 8: 0x11B, 9: 0x211, 10: 0x409,
+                11: 0x805, 12: 0x1053}
 SET_INDEX_FUNCTIONS = ("linear", "xor", "xor_hash", "hash", "fermi_hash", "ipoly")
 
 
@@ -117,7 +120,22 @@ def make_set_index(name: str, n_sets: int, line_bytes: int) -> Callable[[int], i
         return fermi
     if name == "ipoly":
         if n_sets not in _IPOLY_BITS:
-            raise ValueError(f"the ipoly set index needs 16, 32 or 64 sets, not {n_sets}")
+            # GPGPU-Sim tabulates 16/32/64 sets; for other powers of two use IPOLY's
+            # definition (Rau, ISCA 1991): the line number modulo an irreducible
+            # polynomial of degree log2(sets) over GF(2)
+            k = n_sets.bit_length() - 1
+            poly = _IRREDUCIBLE.get(k)
+            if poly is None:
+                raise ValueError(f"the ipoly set index supports 2..4096 sets (powers of two), not {n_sets}")
+
+            def ipoly_mod(a: int) -> int:
+                x = a >> ls
+                n = x.bit_length()
+                while n > k:
+                    x ^= poly << (n - 1 - k)
+                    n = x.bit_length()
+                return x
+            return ipoly_mod
         masks = tuple((i, sum(1 << b for b in bits)) for i, bits in enumerate(_IPOLY_BITS[n_sets]))
 
         def ipoly(a: int) -> int:
