@@ -51,9 +51,17 @@ ARBITERS = ("rr", "round_robin", "islip", "random")
 SUSTAINABLE_FRACTION = 0.6
 
 
+_FLITS: dict = {}
+
+
 def packet_flits(packet: Any, flit_bytes: int) -> int:
-    """Flits a packet occupies on a channel `flit_bytes` wide (at least one)."""
-    return max(1, -(-packet.packet_bytes() // flit_bytes))
+    """Flits a packet occupies on a channel `flit_bytes` wide (at least one). Memoised
+    on the packet's size class: this is asked many times per packet."""
+    key = (packet.kind, packet.is_reply, packet.sector_mask, flit_bytes)
+    n = _FLITS.get(key)
+    if n is None:
+        n = _FLITS[key] = max(1, -(-packet.packet_bytes() // flit_bytes))
+    return n
 
 
 def default_route(packet: Any) -> int:
