@@ -36,6 +36,7 @@ class TimedQueue(Generic[T]):
         self._items: deque[tuple[int, Any]] = deque()
         self.pushes = 0
         self.full_refusals = 0
+        self._eng = None    # the engine of the connected components, once known
         self._free_t = -1   # time step of the latest pops, and the units they freed
         self._freed = 0
 
@@ -51,10 +52,15 @@ class TimedQueue(Generic[T]):
         return len(self._items)
 
     def _engine_now(self) -> int | None:
-        for c in (self.consumer, self.producer):
-            if c is not None and c.engine is not None:
-                return c.engine.now
-        return None
+        eng = self._eng
+        if eng is None:
+            for c in (self.consumer, self.producer):
+                if c is not None and c.engine is not None:
+                    eng = self._eng = c.engine  # components join one engine for good
+                    break
+            else:
+                return None
+        return eng.now
 
     def held_units(self) -> int:
         """Units not reusable now: queued items plus what was popped this time step."""
