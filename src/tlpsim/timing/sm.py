@@ -143,6 +143,7 @@ class SM(Component):
                 rs.discard(w.slot)
                 now_blocked = bool(block & w.pending_mem)
             else:
+                w.si = si
                 rs.add(w.slot)
                 now_blocked = False
         if now_blocked != was:
@@ -276,19 +277,18 @@ class SM(Component):
         next instruction's pipeline can take it this cycle; the first that the
         operand storage accepts issues."""
         warps = self.warps
-        unit_free = self.unit_free
+        avail = {u: min(frees) <= now for u, frees in self.unit_free.items()}
         ldst_ok = self.ldst.can_accept()
         cands = []
         for x in rs:
             w = warps[x]
-            si = w.run.static.instrs[w.pcs[w.pos]]
+            si = w.si
             k = si.kind
             if k == K_MEM:
                 if not ldst_ok:
                     continue
             elif k != K_BAR and k != K_EXIT:
-                frees = unit_free.get(si.unit) or unit_free[SP]
-                if min(frees) > now:
+                if not avail.get(si.unit, avail[SP]):
                     continue
             cands.append(w.view)
         if not cands:
@@ -310,7 +310,7 @@ class SM(Component):
 
     def _try_issue(self, v, policy, now: int) -> bool:
         w = self.warps[v.slot]
-        si = w.run.static.instrs[w.pcs[w.pos]]
+        si = w.si
         if not self._dispatch(w, si, now):
             return False
         v.last_issue = now
@@ -326,9 +326,17 @@ class SM(Component):
         st.opclass_insts[si.opclass] = st.opclass_insts.get(si.opclass, 0) + 1
         w.pos += 1
         w.ibuf -= 1
-        if w.pos >= w.n and si.kind != K_EXIT:
+        kind = si.kind
+        if kind == K_BAR:
+            # arrive after advancing, so a release (possibly by this very warp) judges
+            # the instruction after the barrier
+            w.at_barrier = True
+            self.ready[w.sched].discard(w.slot)
+            w.cta.arrived += 1
+            self._check_barrier(w.cta, now)
+        elif kind == K_EXIT or w.pos >= w.n:
             self._warp_done(w, now)
-        elif si.kind not in (K_BAR, K_EXIT):
+        else:
             if w.ibuf == 0:
                 self._want_fetch(w)
             self._update_ready(w)
@@ -367,17 +375,7 @@ class SM(Component):
             self.ldst.accept(w, si, w.mem[w.pos], start)
             self.stats.unit_ops[LDST] = self.stats.unit_ops.get(LDST, 0) + 1
             return True
-        if kind == K_BAR:
-            w.at_barrier = True
-            self.ready[w.sched].discard(w.slot)
-            cta = w.cta
-            cta.arrived += 1
-            self._check_barrier(cta, now)
-            return True
-        if kind == K_EXIT:
-            self._warp_done(w, now)
-            return True
-        return True
+        return True  # barriers and exits take effect once the warp has advanced (_try_issue)
 
     def _check_barrier(self, cta: CTA, now: int) -> None:
         if cta.arrived and cta.arrived >= cta.live:

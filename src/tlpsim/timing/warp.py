@@ -20,7 +20,7 @@ class Warp:
     state that decides when its next instruction may issue."""
 
     __slots__ = ("slot", "sched", "cta", "run", "gwarp", "pcs", "lanes", "mem", "pos", "n", "pending",
-                 "pending_mem", "ibuf", "at_barrier", "done", "view", "mem_blocked", "in_fetch")
+                 "pending_mem", "ibuf", "at_barrier", "done", "view", "mem_blocked", "in_fetch", "si")
 
     def __init__(self, slot: int, sched: int, cta, run, gwarp: int, age: int) -> None:
         trace = run.trace
@@ -42,6 +42,7 @@ class Warp:
         self.done = self.n == 0
         self.mem_blocked = False
         self.in_fetch = False
+        self.si = None          # static info of the next instruction (kept while the warp is ready)
         self.view = WarpView(slot=slot, age=age, cta=cta.slot, last_issue=-1)
 
 
