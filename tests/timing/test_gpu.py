@@ -213,3 +213,18 @@ def test_every_preset_builds_and_runs(traced, preset):
     (st,) = gpu.run()
     assert st.warp_insts == rec.trace.warp_instructions and st.cycles > 0
     assert len(gpu.sms) == cfg.gpu.n_sms
+
+
+def test_watchdog_flags_a_run_that_stops_issuing():
+    from types import SimpleNamespace
+
+    from tlpsim.timing.engine import ClockDomain, Engine
+    from tlpsim.timing.timeline import Timeline
+
+    sm = SimpleNamespace(stats=SimpleNamespace(warp_insts=5, ctas_done=0, thread_insts=160), n_ctas=1, n_warps=4)
+    eng = Engine()
+    tl = eng.add(Timeline(ClockDomain("core", 1000), [sm], interval=10, watchdog=100), active=False)
+    tl.start(0)
+    eng.run(stop=lambda: tl.stuck_at is not None, max_time_fs=10_000_000)
+    assert tl.stuck_at == 100                      # no progress for one whole watchdog period
+    assert tl.samples["cycle"][:3] == [0, 10, 20] and tl.samples["resident_warps"][0] == 4
