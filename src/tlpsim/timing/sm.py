@@ -279,21 +279,8 @@ class SM(Component):
         warps = self.warps
         avail = {u: min(frees) <= now for u, frees in self.unit_free.items()}
         ldst_ok = self.ldst.can_accept()
-        policy = self.policies[s]
-        tried = -1
-        fav = policy.preferred()
-        if fav is not None and fav in rs:
-            # the policy's standing favourite (GTO's greedy warp) needs no scan when it can go
-            w = warps[fav]
-            k = w.si.kind
-            if (ldst_ok if k == K_MEM else (k == K_BAR or k == K_EXIT or avail.get(w.si.unit, avail[SP]))):
-                if self._try_issue(w.view, policy, now):
-                    return True
-                tried = fav
         cands = []
         for x in rs:
-            if x == tried:
-                continue
             w = warps[x]
             si = w.si
             k = si.kind
@@ -305,9 +292,9 @@ class SM(Component):
                     continue
             cands.append(w.view)
         if not cands:
-            if tried < 0:
-                self._stalls.append("unit_busy")
+            self._stalls.append("unit_busy")
             return False
+        policy = self.policies[s]
         if len(cands) == 1:
             order = cands
         else:

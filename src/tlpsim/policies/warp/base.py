@@ -36,11 +36,6 @@ class WarpScheduler:
     def order(self, ready: Sequence[WarpView], now: int) -> Iterable[WarpView]:
         return sorted(ready, key=lambda w: w.age)
 
-    def preferred(self) -> int | None:
-        """A slot the policy picks whenever it is a candidate (GTO's greedy warp), so
-        the scheduler may try it before gathering candidates; None if there is none."""
-        return None
-
     def choose(self, ready: Sequence[WarpView], now: int) -> WarpView:
         """The policy's first choice (what `order` would put first); policies may
         override it with a cheaper computation."""

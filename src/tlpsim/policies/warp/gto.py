@@ -19,9 +19,6 @@ class GreedyThenOldest(WarpScheduler):
         g = self.greedy
         return sorted(ready, key=lambda w: (w.slot != g, w.age))
 
-    def preferred(self) -> int | None:
-        return self.greedy if self.greedy >= 0 else None
-
     def choose(self, ready: Sequence[WarpView], now: int) -> WarpView:
         g = self.greedy
         best = None
