@@ -22,7 +22,7 @@ def main() -> None:
     table = load_workloads()
     rows = []
     for name in args.names or sorted(table):
-        with tlpsim.Device() as dev:
+        with tlpsim.Device():
             t0 = time.perf_counter()
             res = table[name].execute(args.size)
             wall = time.perf_counter() - t0

@@ -12,7 +12,7 @@ SRC = r'''extern "C" __global__ void k(const int* a, int* b, int* hist, int n) {
 
 
 def _run(cache_dir):
-    with tlpsim.Device(trace_cache=str(cache_dir)) as dev:
+    with tlpsim.Device(trace_cache=str(cache_dir)):
         k = tlpsim.RawKernel(SRC, "k")
         a = np.arange(1000, dtype=np.int32) * 7
         da, db, dh = tlpsim.asarray(a), tlpsim.zeros(1000, np.int32), tlpsim.zeros(8, np.int32)

@@ -91,7 +91,7 @@ def test_timeline_and_cycle_classes(traced):
 
 
 def test_device_timing_mode_attaches_stats():
-    with tlpsim.Device(mode="timing", trace_cache=False) as dev:
+    with tlpsim.Device(mode="timing", trace_cache=False):
         k = tlpsim.RawKernel(KERNEL, "mix")
         n = 1024
         rec = k((8,), (128,), (tlpsim.asarray(np.ones(n, np.float32)), tlpsim.zeros(n, np.float32),
