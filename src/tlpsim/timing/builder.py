@@ -79,12 +79,17 @@ class MemorySystem:
         self.muxes: list[SliceMux] = []
         size_per_slice = c2.size_kb * 1024 // n_slices
         policy = _gpgpusim_policy_letters(c2)
+        dram_delay = max(1, round(d.latency * cfg.gpu.dram_clock_mhz / cfg.gpu.core_clock_mhz))
         # set index from the partition-local address (GPGPU-Sim's partition_address), so
         # the partition-select bits do not leave most sets of a slice unused
         chip_start = getattr(self.amap, "chip_start", -1)
         local = strip_interleave(self.n_parts, 1 << chip_start) if chip_start and chip_start > 0 else None
         for p in range(self.n_parts):
-            to_dram = [TimedQueue(f"l2{p}.{s}.to_dram", q) for s in range(self.per_part)]
+            # GPGPU-Sim's dram_latency: a fixed delay (core cycles) on every request from
+            # the L2 to DRAM, modelled as the queue's delay in DRAM cycles; the queue holds
+            # the requests in flight during it (GPGPU-Sim's latency queue is unbounded)
+            to_dram = [TimedQueue(f"l2{p}.{s}.to_dram", q + 2 * dram_delay, delay=dram_delay)
+                       for s in range(self.per_part)]
             from_dram = [TimedQueue(f"l2{p}.{s}.from_dram", q) for s in range(self.per_part)]
             for s in range(self.per_part):
                 k = p * self.per_part + s
