@@ -118,7 +118,7 @@ class LdstUnit:
                 # refused (MSHR, merge slots, set or request queue full): only a reply
                 # or a freed queue slot can change that, and both wake the SM
                 self.stalled = True
-                self.sm._stalls.append("l1d_reservation_fail")
+                self.sm.note_stall("l1d_reservation_fail")
                 return progress
         if not cur.accesses:
             self.cur = None

@@ -150,6 +150,10 @@ class SM(Component):
             w.mem_blocked = now_blocked
             self.n_mem_blocked += 1 if now_blocked else -1
 
+    def note_stall(self, reason: str) -> None:
+        """A part of the SM (the LD/ST unit) could not proceed this cycle."""
+        self._stalls.append(reason)
+
     def complete(self, w: Warp, mask: int, cycle: int, from_mem: bool) -> None:
         """Schedule the writeback of `mask` for warp `w` at `cycle` (called by the
         pipelines at issue and by the LD/ST unit when data arrives)."""
