@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from tlpsim.errors import TlpsimError
+from tlpsim.report.console import table
 
 
 def _friendly(fn):
@@ -71,7 +72,7 @@ def compile_cmd(source: str, arch: str, maxrregcount: int | None, as_json: bool)
         return
     cols = ("kernel", "registers", "shared_bytes", "local_bytes", "spill_stores", "const_bytes", "barriers")
     heads = ("kernel", "regs", "smem B", "local B", "spill B", "cmem B", "barriers")
-    _table(heads, [[r.get(c, "-") for c in cols] for r in rows])
+    table(heads, [[r.get(c, "-") for c in cols] for r in rows])
 
 
 @main.command("ptx")
@@ -106,7 +107,7 @@ def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool
         return
     click.echo(f"{source}: PTX {module.version}, target {','.join(module.target)}, "
                f"{len(module.kernels)} kernel(s), {len(funcs)} function(s) shown")
-    _table(("function", "kind", "instrs", "blocks", "loops", "regs"),
+    table(("function", "kind", "instrs", "blocks", "loops", "regs"),
            [[s["name"], s["kind"], s["instructions"], s["blocks"], s["loops"], s["registers_declared"]] for s in summary])
     total = Counter()
     for s in summary:
@@ -194,7 +195,7 @@ def workloads_cmd(preset: str, as_json: bool, markdown: bool) -> None:
         click.echo(json.dumps({"preset": preset, "kernels": [asdict(r) for r in rows],
                                "coverage": cat.coverage(rows)}, indent=2))
         return
-    _table(("workload", "kernel", "grid", "CTA", "regs", "smem B", "CTAs/SM", "limited by"),
+    table(("workload", "kernel", "grid", "CTA", "regs", "smem B", "CTAs/SM", "limited by"),
            [[r.workload, r.kernel, "x".join(map(str, r.grid)), "x".join(map(str, r.block)), r.registers,
              r.shared_bytes, r.ctas_per_sm, r.limited_by] for r in rows])
     click.echo("")
@@ -233,12 +234,6 @@ def trace_cmd(workload: str, size: str, as_json: bool) -> None:
 
     for s in summaries:
         trace_summary(s)
-
-
-def _table(heads, rows) -> None:
-    from tlpsim.report.console import table
-
-    table(heads, rows)
 
 
 def _register_analyze() -> None:

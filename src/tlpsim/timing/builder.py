@@ -188,10 +188,8 @@ def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem) -> SMP
     l1c = CachePort("l1c", CacheArray(c.size_kb * 1024, c.assoc, c.line_bytes,
                                       c.sector_bytes if c.sectored else None, c.replacement, _set_index(c.set_index)),
                     MSHR(c.mshr_entries, c.mshr_max_merge), c.hit_latency)
-    from tlpsim.timing.stats import SMStats  # the SM replaces this with its own record
-
     ldst = LdstUnit(sm_id, LdstParams(smem_latency=s.shared_latency), l1d, l1c, mem.sm_out[sm_id],
-                    mem.sm_in[sm_id], mem.partition_of, SMStats())
+                    mem.sm_in[sm_id], mem.partition_of)
     return SMParts(params, scheds, operands, allocator, ldst)
 
 

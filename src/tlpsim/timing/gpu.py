@@ -98,7 +98,6 @@ class GPU:
             parts = build_sm_parts(config, k, self.core, self.mem)
             sm = SM(k, self.core, parts.params, parts.schedulers, parts.operands, parts.allocator, parts.ldst,
                     self._cta_done)
-            parts.ldst.stats = sm.stats
             self.mem.sm_in[k].consumer = sm    # replies wake the SM
             self.mem.sm_out[k].producer = sm   # freed request-queue space wakes it too
             self.engine.add(sm, active=False)

@@ -48,7 +48,7 @@ class _Instr:
 
 class LdstUnit:
     def __init__(self, sm_id: int, params: LdstParams, l1d: CachePort | None, l1c: CachePort, to_icnt: TimedQueue,
-                 from_icnt: TimedQueue, partition_of, stats) -> None:
+                 from_icnt: TimedQueue, partition_of) -> None:
         self.sm_id = sm_id
         self.p = params
         self.l1d = l1d
@@ -56,8 +56,8 @@ class LdstUnit:
         self.to_icnt = to_icnt
         self.from_icnt = from_icnt
         self.partition_of = partition_of
-        self.stats = stats
-        self.sm = None                      # set by the SM
+        self.sm = None                      # set by the SM, which also lends its stats record
+        self.stats = None
         self.queue: deque = deque()         # (start cycle, warp, static instr, mem row)
         self.cur: _Instr | None = None
         self.busy_until = 0                 # shared-memory replays occupy the unit

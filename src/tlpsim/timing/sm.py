@@ -46,9 +46,10 @@ class SM(Component):
         self.operands = operands            # OperandStorage
         self.allocator = allocator          # ResourceAllocator
         self.ldst = ldst                    # LdstUnit
-        ldst.sm = self
-        self.on_cta_done = on_cta_done
         self.stats = SMStats()
+        ldst.sm = self
+        ldst.stats = self.stats
+        self.on_cta_done = on_cta_done
         self.warps: list[Warp | None] = [None] * params.max_warps
         self.ctas: list[CTA | None] = [None] * params.max_ctas
         self.n_warps = 0
