@@ -150,6 +150,28 @@ def test_two_level_replaces_a_warp_that_issued_a_long_latency_load():
     assert [w.slot for w in p.order(v[1:], 1)] == [1, 2]    # ...and, waiting on memory, is not a candidate
 
 
+def test_two_level_allows_none_when_no_candidate_is_in_the_active_set():
+    p = TwoLevel(TwoLevel.Params(active_warps=2), n_slots=8)
+    v = _views(0, 1, 2, 3)
+    assert [w.slot for w in p.order(v, 0)] == [0, 1]
+    assert p.filters
+    # warps 0 and 1 (active) wait; 2 and 3 are ready but outside the full active set
+    assert list(p.order(v[2:], 1)) == []
+    assert p.choose(v[2:], 1) is None
+
+
+def test_two_level_barrier_leaves_the_active_set_so_kernels_with_barriers_finish():
+    # every warp of a CTA must reach the barrier; with a 1-warp active set a warp
+    # waiting at the barrier must make room, or the CTA would deadlock
+    from tlpsim.workloads.registry import get_workload
+
+    cfg = load_config("gtx480", {"sm.warp_scheduler": {"impl": "two_level", "active_warps": 1}})
+    with tlpsim.Device(mode="timing", config=cfg, trace_cache=False):
+        res = get_workload("reduction").execute("tiny")
+    assert res.verified
+    assert all(rec.stats.cycles > 0 for rec in res.launches)
+
+
 @pytest.mark.parametrize("workload", ["bfs", "histogram", "sgemm"])
 def test_dense_equals_sparse_on_workloads(workload):
     from tlpsim.workloads.registry import get_workload

@@ -47,6 +47,8 @@ class Component:
         self.domain = domain
         self.engine: Engine | None = None
         self.last_cycle = -1  # last cycle this component was ticked (or accounted)
+        self._k = -1          # index in the engine (tick order)
+        self._pending: set[int] = set()  # times of this component's timers in the engine's heap
 
     def tick(self, cycle: int) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -71,22 +73,21 @@ class Engine:
         self.dense = dense
         self.now = 0
         self.components: list[Component] = []
-        self._order: dict[int, int] = {}
         self._active: set[int] = set()
-        self._timers: list[tuple[int, int, int]] = []  # (time, order, component index)
+        self._timers: list[tuple[int, int]] = []  # (time, component index); one entry per (component, time)
         self._ticking: int | None = None  # index of the component being ticked
 
     def add(self, comp: Component, active: bool = True) -> Component:
         comp.engine = self
         k = len(self.components)
         self.components.append(comp)
-        self._order[id(comp)] = k
+        comp._k = k
         if active:
             self._active.add(k)
         return comp
 
     def wake(self, comp: Component) -> None:
-        k = self._order[id(comp)]
+        k = comp._k
         if self._ticking is not None and k < self._ticking:
             # woken by a component after it in this cycle's sweep: a dense run already
             # ticked it (idle) this cycle, so it next ticks at the following cycle
@@ -104,8 +105,18 @@ class Engine:
     def wake_at_time(self, comp: Component, t_fs: int) -> None:
         if self.dense:  # every component ticks every cycle anyway
             return
-        k = self._order[id(comp)]
-        heapq.heappush(self._timers, (t_fs, k, k))
+        pending = comp._pending
+        if t_fs in pending:  # one timer per (component, time) is enough
+            return
+        pending.add(t_fs)
+        heapq.heappush(self._timers, (t_fs, comp._k))
+
+    def _pop_due_timers(self, t_fs: int) -> None:
+        timers, active, comps = self._timers, self._active, self.components
+        while timers and timers[0][0] <= t_fs:
+            t, k = heapq.heappop(timers)
+            comps[k]._pending.discard(t)
+            active.add(k)
 
     def _next_cycle_time(self, comp: Component) -> int:
         """Time of the first cycle of comp's domain strictly after its last tick and
@@ -119,22 +130,25 @@ class Engine:
         (sparse) or none is busy (dense), or `max_time_fs` is reached."""
         comps = self.components
         n = len(comps)
+        dense = self.dense
+        timers = self._timers
+        active = self._active
         while True:
             if stop is not None and stop():
                 return
-            if self.dense:
+            if dense:
                 candidates = range(n)
             else:
-                # move due timers into the active set
-                while self._timers and self._timers[0][0] <= self.now:
-                    self._active.add(heapq.heappop(self._timers)[2])
-                if not self._active:
-                    if not self._timers:
+                if timers and timers[0][0] <= self.now:
+                    self._pop_due_timers(self.now)
+                if not active:
+                    if not timers:
                         return
-                    self.now = max(self.now, self._timers[0][0])
+                    self.now = max(self.now, timers[0][0])
                     continue
-                candidates = sorted(self._active)
+                candidates = active
             now = self.now
+            # the next time step: the earliest next cycle of any candidate (or a timer)
             t = None
             for k in candidates:
                 c = comps[k]
@@ -144,33 +158,35 @@ class Engine:
                 tk = (nc if nc > first else first) * p
                 if t is None or tk < t:
                     t = tk
-            if self._timers and not self.dense:
-                t = min(t, max(self._timers[0][0], self.now))
+            if timers and not dense:
+                t0 = timers[0][0]
+                if t0 < t:
+                    t = t0 if t0 > now else now
             if max_time_fs is not None and t > max_time_fs:
                 self.now = max_time_fs
                 return
             self.now = t
-            if not self.dense:
-                while self._timers and self._timers[0][0] <= t:
-                    self._active.add(heapq.heappop(self._timers)[2])
-                candidates = sorted(self._active)
+            if not dense:
+                if timers and timers[0][0] <= t:
+                    self._pop_due_timers(t)
+                candidates = sorted(active)
             for k in candidates:
                 comp = comps[k]
-                d = comp.domain
-                if t % d.period_fs:
+                p = comp.domain.period_fs
+                if t % p:
                     continue
-                cycle = t // d.period_fs
-                if cycle <= comp.last_cycle:
+                cycle = t // p
+                last = comp.last_cycle
+                if cycle <= last:
                     continue
-                if cycle > comp.last_cycle + 1:
-                    comp.skipped(comp.last_cycle + 1, cycle - 1)
+                if cycle > last + 1:
+                    comp.skipped(last + 1, cycle - 1)
                 comp.last_cycle = cycle
                 self._ticking = k
-                progress = comp.tick(cycle)
-                if not progress and not self.dense:
-                    self._active.discard(k)
+                if not comp.tick(cycle) and not dense:
+                    active.discard(k)
             self._ticking = None
-            if self.dense and stop is None and all(not self._has_work(c) for c in comps):
+            if dense and stop is None and all(not self._has_work(c) for c in comps):
                 return
 
     def settle(self) -> None:

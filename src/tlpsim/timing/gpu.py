@@ -171,7 +171,7 @@ class GPU:
         for sm in self.sms:
             for w in sm.warps:
                 if w is not None and not w.done:
-                    why = "barrier" if w.at_barrier else ("memory" if w.pending_mem else "scoreboard")
+                    why = sm.waiting_on(w)
                     stuck.append(f"SM {sm.id} warp {w.slot} (CTA {w.cta.index}) at pc {w.pcs[w.pos] if w.pos < w.n else 'end'}"
                                  f" waiting on {why}")
         names = ", ".join(r.name for r in runs)

@@ -65,8 +65,10 @@ class TimedQueue(Generic[T]):
     def held_units(self) -> int:
         """Units not reusable now: queued items plus what was popped this time step."""
         n = self.used_units()
-        if self._freed and self._engine_now() == self._free_t:
-            n += self._freed
+        if self._freed:
+            eng = self._eng
+            if (eng.now if eng is not None else self._engine_now()) == self._free_t:
+                n += self._freed
         return n
 
     def can_push(self, item: Any = None) -> bool:
@@ -85,19 +87,22 @@ class TimedQueue(Generic[T]):
     def push(self, item: T, now_fs: int) -> None:
         if self.used_units() + self.units_of(item) > self.capacity:
             raise RuntimeError(f"push into full queue {self.name}: the producer must check can_push() first")
-        ready = now_fs
         c = self.consumer
         if c is not None:
-            d = c.domain
-            ready = d.time_of(d.cycle_at(now_fs) + self.delay)
-            if c.engine is not None:
-                c.engine.wake_at_time(c, ready)
+            p = c.domain.period_fs
+            ready = (now_fs // p + self.delay) * p
+            eng = c.engine
+            if eng is not None:
+                eng.wake_at_time(c, ready)
+        else:
+            ready = now_fs
         self._items.append((ready, item))
         self._on_push(item)
         self.pushes += 1
 
     def ready(self, now_fs: int) -> bool:
-        return bool(self._items) and self._items[0][0] <= now_fs
+        items = self._items
+        return bool(items) and items[0][0] <= now_fs
 
     def peek(self) -> T:
         return self._items[0][1]
@@ -106,16 +111,18 @@ class TimedQueue(Generic[T]):
         blocking = self.capacity - self.used_units() < self.units_of(None)
         item = self._items.popleft()[1]
         self._on_pop(item)
-        now = self._engine_now()
+        eng = self._eng
+        now = eng.now if eng is not None else self._engine_now()
         if now is not None:
             if now != self._free_t:
                 self._free_t, self._freed = now, 0
             self._freed += self.units_of(item)
-        p = self.producer
-        if blocking and p is not None and p.engine is not None:
-            # freed space is usable from the producer's next cycle
-            d = p.domain
-            p.engine.wake_at_time(p, d.time_of(d.cycle_at(now if now is not None else 0) + 1))
+        if blocking:
+            p = self.producer
+            if p is not None and p.engine is not None:
+                # freed space is usable from the producer's next cycle
+                per = p.domain.period_fs
+                p.engine.wake_at_time(p, ((now if now is not None else 0) // per + 1) * per)
         return item
 
     def _on_push(self, item: Any) -> None:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import heapq
 from collections import deque
 
+import numpy as np
+
 from tlpsim.timing.engine import ClockDomain, Component
 from tlpsim.timing.static import DP, K_ALU, K_BAR, K_BRANCH, K_EXIT, K_MEM, K_NOP, LDST, SFU, SP
 from tlpsim.timing.stats import ACTIVE, CORE_STALL, IDLE, MEM_STALL, SMStats
@@ -67,6 +69,13 @@ class SM(Component):
         self.incoming: deque = deque()  # (cycle, run, cta index, grant) of CTAs arriving
         self._stalls: list[str] = []     # stall reasons met in the current tick
         self.n_mem_blocked = 0           # warps whose next instruction waits on a memory load
+        # earliest free cycle of each pipeline class (kept with unit_free, so a
+        # scheduler checks availability with one lookup)
+        # (aliased classes share one cell, as they share their unit list)
+        cells: dict[int, list] = {}
+        self.unit_next = {u: cells.setdefault(id(frees), [0]) for u, frees in self.unit_free.items()}
+        self.unit_next_sp = SP if SP in self.unit_next else next(iter(self.unit_next))
+        self.pc_counts: dict[int, tuple] = {}  # id(static kernel) -> (static, issued count per pc), finished warps
 
     def collect(self) -> dict:
         """The SM's counters, with those its parts keep (operand storage) folded in."""
@@ -75,6 +84,16 @@ class SM(Component):
         st.rf_reads, st.rf_writes = ops.reads, ops.writes
         st.rf_bank_conflicts, st.collector_full = ops.bank_conflict_cycles, ops.collector_full
         st.l1d_reservation_fails = st.stall_reasons.get("l1d_reservation_fail", 0)
+        opclass: dict[str, int] = {}
+        units: dict[str, int] = {}
+        for static, counts in self.pc_counts.values():
+            instrs = static.instrs
+            for pc in counts.nonzero()[0].tolist():
+                si, c = instrs[pc], int(counts[pc])
+                opclass[si.opclass] = opclass.get(si.opclass, 0) + c
+                if si.kind != K_BAR and si.kind != K_EXIT:
+                    units[si.unit] = units.get(si.unit, 0) + c
+        st.opclass_insts, st.unit_ops = opclass, units
         return st.to_dict()
 
     # ------------------------------------------------------------ CTA management
@@ -115,8 +134,6 @@ class SM(Component):
         for w in cta.warps:
             self.warps[w.slot] = None
             self.n_warps -= 1
-            for pol in self.policies:
-                pol.on_finish(w.slot)
         self.ctas[cta.slot] = None
         self.n_ctas -= 1
         self.allocator.release(cta.alloc)
@@ -151,6 +168,16 @@ class SM(Component):
             w.mem_blocked = now_blocked
             self.n_mem_blocked += 1 if now_blocked else -1
 
+    def waiting_on(self, w: Warp) -> str:
+        """What a resident, unfinished warp waits for (deadlock reports)."""
+        if w.at_barrier:
+            return "barrier"
+        if w.ibuf == 0:
+            return "instruction fetch"
+        if w.slot in self.ready[w.sched]:
+            return "the warp scheduler (ready, not chosen)"
+        return "memory" if w.pending_mem else "scoreboard"
+
     def note_stall(self, reason: str) -> None:
         """A part of the SM (the LD/ST unit) could not proceed this cycle."""
         self._stalls.append(reason)
@@ -173,19 +200,21 @@ class SM(Component):
         if self.incoming:
             self._admit(now)
         st = self.stats
-        self._stalls = []
+        stalls = self._stalls = []
         # 1. writebacks due
         wb = self.wb
-        while wb and wb[0][0] <= now:
-            _, _, w, mask, from_mem = heapq.heappop(wb)
-            if w.done and self.warps[w.slot] is not w:
-                continue
-            w.pending &= ~mask
-            if from_mem:
-                w.pending_mem &= ~mask
-            self.operands.write(w.slot, (), now)
-            self._update_ready(w)
-            progress = True
+        if wb and wb[0][0] <= now:
+            warps, write, update = self.warps, self.operands.write, self._update_ready
+            while wb and wb[0][0] <= now:
+                _, _, w, mask, from_mem = heapq.heappop(wb)
+                if w.done and warps[w.slot] is not w:
+                    continue
+                w.pending &= ~mask
+                if from_mem:
+                    w.pending_mem &= ~mask
+                write(w.slot, (), now)
+                update(w)
+                progress = True
         # 2. LD/ST unit
         if self.ldst.tick(now):
             progress = True
@@ -194,24 +223,29 @@ class SM(Component):
         structural = False
         if self.n_warps:
             for s, rs in enumerate(self.ready):
-                if not rs:
-                    continue
-                got = self._issue(s, rs, now)
-                if got:
-                    issued += 1
-                else:
-                    structural = True
+                if rs:
+                    if self._issue(s, rs, now):
+                        issued += 1
+                    else:
+                        structural = True
         # 4. fetch: one warp's instruction buffer per cycle
-        if self.fetchq:
-            slot = self.fetchq.popleft()
+        fetchq = self.fetchq
+        if fetchq:
+            slot = fetchq.popleft()
             w = self.warps[slot]
             if w is not None:
                 w.in_fetch = False
-                w.ibuf = min(self.p.ibuf_entries, w.n - w.pos)
+                left = w.n - w.pos
+                w.ibuf = self.p.ibuf_entries if self.p.ibuf_entries < left else left
                 self._update_ready(w)
             progress = True
         # 5. statistics of this cycle
-        cls = self._classify(issued, structural)
+        if issued:
+            cls = ACTIVE
+        elif not self.n_warps:
+            cls = IDLE
+        else:
+            cls = self._classify(issued, structural)
         st.cycles[cls] += 1
         if self.n_warps:
             st.issue_slots += self.p.n_schedulers
@@ -219,17 +253,16 @@ class SM(Component):
             st.resident_cta_cycles += self.n_ctas
         st.issued += issued
         self.last_class = cls
-        if self._stalls:
+        if stalls:
             last = {}
-            for r in self._stalls:
+            reasons = st.stall_reasons
+            for r in stalls:
                 last[r] = last.get(r, 0) + 1
-                st.stall_reasons[r] = st.stall_reasons.get(r, 0) + 1
+                reasons[r] = reasons.get(r, 0) + 1
             self.last_stalls = last
         elif self.last_stalls:
             self.last_stalls = {}
-        if issued:
-            progress = True
-        if progress or self.fetchq:
+        if issued or progress or fetchq:
             return True
         # nothing happened this cycle: sleep until the next known event
         nxt = self._next_unit_free(now) if any(self.ready) else self.ldst.next_event(now)
@@ -282,7 +315,8 @@ class SM(Component):
         next instruction's pipeline can take it this cycle; the first that the
         operand storage accepts issues."""
         warps = self.warps
-        avail = {u: min(frees) <= now for u, frees in self.unit_free.items()}
+        unit_next = self.unit_next
+        sp_free = unit_next[self.unit_next_sp][0] <= now
         ldst_ok = self.ldst.can_accept()
         cands = []
         for x in rs:
@@ -293,45 +327,77 @@ class SM(Component):
                 if not ldst_ok:
                     continue
             elif k != K_BAR and k != K_EXIT:
-                if not avail.get(si.unit, avail[SP]):
+                t = unit_next.get(si.unit)
+                if not (sp_free if t is None else t[0] <= now):
                     continue
             cands.append(w.view)
         if not cands:
             self._stalls.append("unit_busy")
             return False
         policy = self.policies[s]
-        if len(cands) == 1:
-            order = cands
-        else:
-            # the policy's first choice almost always dispatches: try it before sorting
-            first = policy.choose(cands, now)
-            if self._try_issue(first, policy, now):
-                return True
-            order = [v for v in policy.order(cands, now) if v is not first]
-        for v in order:
-            if self._try_issue(v, policy, now):
+        if len(cands) == 1 and not policy.filters:
+            return self._try_issue(cands[0], policy, now)
+        # the policy's first choice almost always dispatches: try it before sorting
+        first = policy.choose(cands, now)
+        if first is None:  # the policy lets none of them issue now
+            self._stalls.append("scheduler_hold")
+            return False
+        if self._try_issue(first, policy, now):
+            return True
+        for v in policy.order(cands, now):
+            if v is not first and self._try_issue(v, policy, now):
                 return True
         return False
 
     def _try_issue(self, v, policy, now: int) -> bool:
+        """Start the next instruction of the warp behind view `v` if its pipeline and
+        operand storage accept it now, and advance the warp."""
         w = self.warps[v.slot]
         si = w.si
-        if not self._dispatch(w, si, now):
-            return False
+        kind = si.kind
+        if kind == K_ALU or kind == K_BRANCH or kind == K_NOP:
+            unit = si.unit
+            frees = self.unit_free.get(unit)
+            if frees is None:
+                unit = self.unit_next_sp
+                frees = self.unit_free[unit]
+            k = frees.index(min(frees)) if len(frees) > 1 else 0
+            if frees[k] > now:
+                self._stalls.append("unit_busy")
+                return False
+            start = self.operands.try_read(w.slot, si.unit, si.src_regs, now)
+            if start is None:
+                self._stalls.append("collector_full")
+                return False
+            frees[k] = now + si.initiation
+            self.unit_next[unit][0] = min(frees)
+            dst = si.dst_mask
+            if dst:
+                w.pending |= dst
+                self.seq += 1
+                heapq.heappush(self.wb, (start + si.latency, self.seq, w, dst, 0))
+        elif kind == K_MEM:
+            ldst = self.ldst
+            if not ldst.can_accept():
+                self._stalls.append("ldst_busy")
+                return False
+            start = self.operands.try_read(w.slot, LDST, si.src_regs, now)
+            if start is None:
+                self._stalls.append("collector_full")
+                return False
+            dst = si.dst_mask
+            if dst:
+                w.pending |= dst
+                w.pending_mem |= dst
+            ldst.accept(w, si, w.mem[w.pos], start)
+        # barriers and exits take effect once the warp has advanced (below)
         v.last_issue = now
-        policy.on_issue(v, now, si.kind == K_MEM and not si.is_store and si.space in
-                        ("global", "local", "generic"))
+        policy.on_issue(v, now, si.long_wait)
         st = self.stats
         st.warp_insts += 1
-        lanes = w.lanes[w.pos]
-        st.thread_insts += lanes
-        run = w.run
-        run.warp_insts += 1
-        run.thread_insts += lanes
-        st.opclass_insts[si.opclass] = st.opclass_insts.get(si.opclass, 0) + 1
+        st.thread_insts += w.lanes[w.pos]
         w.pos += 1
         w.ibuf -= 1
-        kind = si.kind
         if kind == K_BAR:
             # arrive after advancing, so a release (possibly by this very warp) judges
             # the instruction after the barrier
@@ -346,41 +412,6 @@ class SM(Component):
                 self._want_fetch(w)
             self._update_ready(w)
         return True
-
-    def _dispatch(self, w: Warp, si, now: int) -> bool:
-        """Start `si` for `w` if its pipeline and operand storage accept it now."""
-        kind = si.kind
-        if kind == K_ALU or kind == K_BRANCH or kind == K_NOP:
-            frees = self.unit_free.get(si.unit) or self.unit_free[SP]
-            k = min(range(len(frees)), key=frees.__getitem__)
-            if frees[k] > now:
-                self._stalls.append("unit_busy")
-                return False
-            if not self.operands.can_issue(w.slot, si.unit, si.src_regs, now):
-                self._stalls.append("collector_full")
-                return False
-            start = self.operands.read(w.slot, si.unit, si.src_regs, now)
-            frees[k] = now + si.initiation
-            self.stats.unit_ops[si.unit] = self.stats.unit_ops.get(si.unit, 0) + 1
-            if si.dst_mask:
-                w.pending |= si.dst_mask
-                self.complete(w, si.dst_mask, start + si.latency, False)
-            return True
-        if kind == K_MEM:
-            if not self.ldst.can_accept():
-                self._stalls.append("ldst_busy")
-                return False
-            if not self.operands.can_issue(w.slot, LDST, si.src_regs, now):
-                self._stalls.append("collector_full")
-                return False
-            start = self.operands.read(w.slot, LDST, si.src_regs, now)
-            if si.dst_mask:
-                w.pending |= si.dst_mask
-                w.pending_mem |= si.dst_mask
-            self.ldst.accept(w, si, w.mem[w.pos], start)
-            self.stats.unit_ops[LDST] = self.stats.unit_ops.get(LDST, 0) + 1
-            return True
-        return True  # barriers and exits take effect once the warp has advanced (_try_issue)
 
     def _check_barrier(self, cta: CTA, now: int) -> None:
         if cta.arrived and cta.arrived >= cta.live:
@@ -400,6 +431,18 @@ class SM(Component):
             return
         w.done = True
         self.ready[w.sched].discard(w.slot)
+        self.policies[w.sched].on_finish(w.slot)  # e.g. leaves a two-level active set now
+        run = w.run
+        run.warp_insts += w.pos
+        run.thread_insts += sum(w.lanes[:w.pos]) if w.pos < w.n else w.thread_total
+        hist = w.pc_hist
+        if w.pos < w.n:  # exited before the end of its recorded stream
+            hist = np.bincount(np.asarray(w.pcs[:w.pos], dtype=np.int64), minlength=len(hist))
+        entry = self.pc_counts.get(id(run.static))
+        if entry is None:
+            self.pc_counts[id(run.static)] = (run.static, hist.copy())
+        else:
+            entry[1][:] += hist
         if w.mem_blocked:
             w.mem_blocked = False
             self.n_mem_blocked -= 1

@@ -57,7 +57,7 @@ class LatencyTables:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StaticInstr:
     pc: int
     kind: int
@@ -72,6 +72,7 @@ class StaticInstr:
     is_store: bool
     is_atomic: bool
     opclass: str
+    long_wait: bool = False  # a global/local/generic load or a barrier: long latency to warp schedulers
 
 
 class StaticKernel:
@@ -137,5 +138,8 @@ class StaticKernel:
         dst_mask = 0
         for r in dsts:
             dst_mask |= 1 << r
+        is_store = base in ("st", "red", "sust")
         return StaticInstr(ins.index, kind, unit, lat, init, src_mask, dst_mask, tuple(srcs), tuple(dsts), space,
-                           base in ("st", "red", "sust"), oc == "atomic" or base == "red", oc)
+                           is_store, oc == "atomic" or base == "red", oc,
+                           (kind == K_MEM and not is_store and space in ("global", "local", "generic"))
+                           or kind == K_BAR)

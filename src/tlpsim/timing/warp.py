@@ -20,7 +20,8 @@ class Warp:
     state that decides when its next instruction may issue."""
 
     __slots__ = ("slot", "sched", "cta", "run", "gwarp", "pcs", "lanes", "mem", "pos", "n", "pending",
-                 "pending_mem", "ibuf", "at_barrier", "done", "view", "mem_blocked", "in_fetch", "si")
+                 "pending_mem", "ibuf", "at_barrier", "done", "view", "mem_blocked", "in_fetch", "si",
+                 "thread_total", "pc_hist")
 
     def __init__(self, slot: int, sched: int, cta, run, gwarp: int, age: int) -> None:
         trace = run.trace
@@ -31,7 +32,12 @@ class Warp:
         self.run = run
         self.gwarp = gwarp
         self.pcs = trace.pc[a:b].tolist()
-        self.lanes = popcount32(trace.executed[a:b]).tolist()  # thread instructions as GPGPU-Sim counts them
+        lanes = popcount32(trace.executed[a:b])  # thread instructions as GPGPU-Sim counts them
+        self.lanes = lanes.tolist()
+        # whole-stream totals, credited to the launch and the SM's per-class counters when
+        # the warp finishes (every resident warp runs its stream to the end)
+        self.thread_total = int(lanes.sum())
+        self.pc_hist = np.bincount(trace.pc[a:b], minlength=len(run.static.instrs))
         self.mem = trace.mem[a:b].tolist()
         self.pos = 0
         self.n = b - a

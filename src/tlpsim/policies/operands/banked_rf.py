@@ -68,6 +68,39 @@ class BankedRegisterFile(OperandStorage):
             taken.append(done)
         return done
 
+    def try_read(self, slot: int, unit: str, src_regs: tuple, now: int) -> int | None:
+        # can_issue + read fused: this runs once per issued instruction
+        taken = self.busy.get(unit)
+        if taken is not None:
+            if taken:
+                for c in taken:
+                    if c <= now:
+                        taken[:] = [c for c in taken if c > now]
+                        break
+                if len(taken) >= self.cap[unit]:
+                    self.stats.collector_full += 1
+                    return None
+        nb = self.params.banks
+        bank_free = self.bank_free
+        first_free = done = now + 1  # operands are read starting the cycle after issue
+        conflicts = 0
+        for r in src_regs:
+            b = (slot + r) % nb
+            t = bank_free[b]
+            if t > first_free:
+                conflicts += t - first_free
+            else:
+                t = first_free
+            bank_free[b] = t + 1
+            if t + 1 > done:
+                done = t + 1
+        st = self.stats
+        st.bank_conflict_cycles += conflicts
+        st.reads += len(src_regs)
+        if taken is not None:
+            taken.append(done)
+        return done
+
     def write(self, slot: int, dst_regs: tuple, cycle: int) -> int:
         self.stats.writes += len(dst_regs)
         return cycle

@@ -39,6 +39,13 @@ class OperandStorage:
         self.stats.reads += len(src_regs)
         return now + 1
 
+    def try_read(self, slot: int, unit: str, src_regs: tuple, now: int) -> int | None:
+        """`can_issue` then `read` in one call (the SM's issue path): the start cycle,
+        or None when the instruction cannot issue now."""
+        if not self.can_issue(slot, unit, src_regs, now):
+            return None
+        return self.read(slot, unit, src_regs, now)
+
     def write(self, slot: int, dst_regs: tuple, cycle: int) -> int:
         """Results written back at `cycle`; return the cycle the write completes."""
         self.stats.writes += len(dst_regs)

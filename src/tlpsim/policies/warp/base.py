@@ -28,6 +28,9 @@ class WarpScheduler:
     """Base class: oldest-first order; no state."""
 
     Params = None
+    # True when `order` may leave candidates out (e.g. two-level: only the active
+    # set may issue); the SM then asks the policy even about a lone candidate
+    filters = False
 
     def __init__(self, params=None, n_slots: int = 64) -> None:
         self.params = params
@@ -36,13 +39,14 @@ class WarpScheduler:
     def order(self, ready: Sequence[WarpView], now: int) -> Iterable[WarpView]:
         return sorted(ready, key=lambda w: w.age)
 
-    def choose(self, ready: Sequence[WarpView], now: int) -> WarpView:
-        """The policy's first choice (what `order` would put first); policies may
-        override it with a cheaper computation."""
-        return next(iter(self.order(ready, now)))
+    def choose(self, ready: Sequence[WarpView], now: int) -> WarpView | None:
+        """The policy's first choice (what `order` would put first; None when it
+        allows none of them); policies may override it with a cheaper computation."""
+        return next(iter(self.order(ready, now)), None)
 
     def on_issue(self, warp: WarpView, now: int, long_latency: bool) -> None:
-        """`warp` issued an instruction; `long_latency` for global/local memory loads."""
+        """`warp` issued an instruction; `long_latency` for global/local memory loads and
+        barriers (the warp will wait long: two-level moves it out of the active set)."""
 
     def on_finish(self, slot: int) -> None:
         """The warp in `slot` finished (the slot may be reused by a new warp)."""

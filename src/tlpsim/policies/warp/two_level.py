@@ -19,6 +19,8 @@ class TwoLevel(WarpScheduler):
     class Params:
         active_warps: int = 6  # size of the active set (ready queue)
 
+    filters = True  # only warps in the active set may issue
+
     def __init__(self, params=None, n_slots: int = 64) -> None:
         super().__init__(params or self.Params(), n_slots)
         self.active: list[int] = []  # slots, in round-robin order
