@@ -133,7 +133,7 @@ def parse_spec(text: str, source: str = "<spec>", name: str | None = None) -> Sw
         b = baseline_of(p, baseline)
         if b is not None:
             runs.append(b)
-    spec = SweepSpec(name or Path(source).stem, _dedup(runs), baseline, source, text)
+    spec = SweepSpec(str(name or data.get("name") or Path(source).stem), _dedup(runs), baseline, source, text)
     validate(spec)
     return spec
 
@@ -157,6 +157,7 @@ def validate(spec: SweepSpec) -> None:
     """Check names and every distinct configuration before anything runs, so a typo
     fails the sweep at once with the spec file and key named."""
     from tlpsim.config.loader import load_config
+    from tlpsim.policies.registry import resolve_config
     from tlpsim.workloads.registry import SIZES, get_workload
 
     for wl in sorted({r.workload for r in spec.runs}):
@@ -176,6 +177,6 @@ def validate(spec: SweepSpec) -> None:
             continue
         checked.add(key)
         try:
-            load_config(r.preset, r.overrides)
+            resolve_config(load_config(r.preset, r.overrides))  # policy names resolve at build time
         except ConfigError as exc:
             raise ConfigError(f"{spec.source}: run '{r.label()}': {exc}") from None
