@@ -4,7 +4,7 @@ same results as the local process pool."""
 from __future__ import annotations
 
 import pytest
-from conftest import cli, deterministic
+from sweep_helpers import cli, deterministic
 
 from tlpsim.sweep.store import ResultsDB
 

@@ -14,7 +14,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from conftest import SPEC, cli, cli_popen, deterministic
+from sweep_helpers import SPEC, cli, cli_popen, deterministic
 
 from tlpsim.sweep.job import RunParams
 from tlpsim.sweep.spec import parse_spec

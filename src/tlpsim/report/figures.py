@@ -22,7 +22,9 @@ def _plt():
 
 def _svg(fig) -> str:
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
+    # no RDF metadata block: the page stays small and names no outside URLs
+    fig.savefig(buf, format="svg", bbox_inches="tight",
+                metadata={"Creator": None, "Date": None, "Format": None, "Type": None})
     fig.clf()
     import matplotlib.pyplot as plt
 
