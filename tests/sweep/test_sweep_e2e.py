@@ -12,6 +12,8 @@ import os
 import signal
 import sqlite3
 import time
+
+import pytest
 from pathlib import Path
 
 from sweep_helpers import SPEC, cli, cli_popen, deterministic
@@ -152,3 +154,27 @@ def test_plot_writes_a_png(local_sweep):
     assert "3 groups x 4 bars" in out  # reduction, vecadd, GM x (2 schedulers x 2 CTA limits)
     png = (d / "fig.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
+
+
+def test_plot_values_are_ratios_to_each_runs_baseline_with_a_geomean_group(local_sweep):
+    from tlpsim.report.plots import bar_data
+    from tlpsim.sweep.metrics import geomean
+
+    _, db, _ = local_sweep
+    with ResultsDB(db, create=False) as store:
+        rows = store.rows(with_stats=True)
+        baseline = store.get_meta("baseline")
+    assert baseline == {"sm.warp_scheduler": "lrr"}
+    data = bar_data(rows, "ipc", baseline)
+    assert data.groups == ["reduction", "vecadd", "GM"] and data.missing == []
+    assert data.variants[:2] == ["max_ctas_per_sm=4, warp_scheduler=lrr", "max_ctas_per_sm=8, warp_scheduler=lrr"]
+    ipc = {(r["workload"], r["seed"], r["overrides"]["sm.warp_scheduler"], r["overrides"]["gpu.max_ctas_per_sm"]):
+           r["ipc"] for r in rows}
+    for wl in ("reduction", "vecadd"):
+        for ctas in (4, 8):
+            for sched in ("lrr", "gto"):
+                want = geomean([ipc[(wl, s, sched, ctas)] / ipc[(wl, s, "lrr", ctas)] for s in (1, 2)])
+                assert data.values[(wl, f"max_ctas_per_sm={ctas}, warp_scheduler={sched}")] == pytest.approx(want)
+    for var in data.variants:
+        assert data.values[("GM", var)] == pytest.approx(geomean([data.values[(w, var)] for w in ("reduction", "vecadd")]))
+    assert all(data.values[(g, v)] == 1.0 for g in data.groups for v in data.variants[:2])
