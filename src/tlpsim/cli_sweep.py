@@ -142,14 +142,15 @@ def plot_cmd(db: str, metric: str, normalize: str, where: tuple, output: str, ti
     with ResultsDB(db, create=False) as store:
         db_rows = store.rows(with_stats=True)
         stored = store.get_meta("baseline")
+        order = store.get_meta("order", [])
     baseline = None if normalize == "none" else parse_baseline(normalize, stored)
     keep = {r["key"] for r in select(db_rows, where)}
     chosen = [r for r in db_rows if r["key"] in keep]
     if baseline:  # baselines stay available even when --where filters them out of the bars
         data = bar_data(chosen + [r for r in db_rows if r["key"] not in keep and _is_baseline(r, baseline)],
-                        metric, baseline)
+                        metric, baseline, order)
     else:
-        data = bar_data(chosen, metric, None)
+        data = bar_data(chosen, metric, None, order)
     grouped_bars(data, output, title)
     click.echo(f"figure written to {output} ({len(data.groups)} groups x {len(data.variants)} bars)")
     for m in data.missing:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import io
 import json
 
-import tlpsim
 from report_helpers import run_cli
 from rich.console import Console
 
+import tlpsim
 from tlpsim.config.loader import load_config
 from tlpsim.frontend.toolkit import toolkit_version
 from tlpsim.report.progress import RunProgress
@@ -72,7 +72,7 @@ def test_progress_line_shows_cycles_and_instructions():
 def test_progress_stays_silent_on_short_runs_and_off_terminals():
     for console, delay in ((Console(file=io.StringIO(), force_terminal=True), 60.0),
                            (Console(file=io.StringIO(), force_terminal=False), 0.0)):
-        with tlpsim.Device(mode="timing", config="gtx480") as dev:
-            with RunProgress(dev, "vecadd", delay=delay, console=console):
-                get_workload("vecadd").execute("tiny")
+        with tlpsim.Device(mode="timing", config="gtx480") as dev, RunProgress(dev, "vecadd", delay=delay,
+                                                                               console=console):
+            get_workload("vecadd").execute("tiny")
         assert console.file.getvalue() == ""

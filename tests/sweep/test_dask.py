@@ -22,7 +22,7 @@ def test_dask_cluster_matches_local_pool(local_sweep):
     with ResultsDB(local_db, create=False) as a, ResultsDB(d / "dask.db", create=False) as b:
         local = {r["key"]: r for r in a.rows(with_stats=True)}
         dask = {r["key"]: r for r in b.rows(with_stats=True)}
-    assert set(dask) == set(local) and len(dask) == 16
+    assert set(dask) == set(local) and len(dask) == 8
     # the runs really executed on the cluster's worker processes
     assert {int(r["worker"]) for r in dask.values()} <= worker_pids
     for key, r in local.items():

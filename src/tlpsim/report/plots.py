@@ -19,6 +19,7 @@ class BarData:
     values: dict[tuple[str, str], float]   # (group, variant) -> value
     ylabel: str
     missing: list[str]                     # runs left out (no baseline, failed)
+    legend: str = ""                       # legend title (what the bars are normalised to)
 
 
 def _metric(row: dict, metric: str) -> float | None:
@@ -50,10 +51,14 @@ def _variant_labels(rows: list[dict]) -> dict[str, str]:
     return out
 
 
-def bar_data(db_rows: list[dict], metric: str, baseline: dict | None) -> BarData:
+def bar_data(db_rows: list[dict], metric: str, baseline: dict | None, order: list[str] | None = None) -> BarData:
+    """Bar values; `order` (run keys in spec order) orders the configurations."""
     done = [r for r in db_rows if r["status"] == "done"]
     if not done:
         raise TlpsimError("no finished runs to plot")
+    if order:
+        pos = {k: i for i, k in enumerate(order)}
+        done.sort(key=lambda r: pos.get(r["key"], len(pos)))
     by_key = {r["key"]: r for r in done}
     labels = _variant_labels(done)
     sizes = {r["size"] for r in done}
@@ -86,10 +91,10 @@ def bar_data(db_rows: list[dict], metric: str, baseline: dict | None) -> BarData
             values[("GM", var)] = geomean([values[(g, var)] for g in groups if (g, var) in values])
         groups.append("GM")
         desc = ", ".join(f"{_short(k)}={v}" for k, v in baseline.items())
-        ylabel = f"{metric} normalised to {desc}"
+        ylabel, legend = f"{metric} (normalised)", f"normalised to {desc}"
     else:
-        ylabel = metric
-    return BarData(groups, variants, values, ylabel, missing)
+        ylabel, legend = metric, ""
+    return BarData(groups, variants, values, ylabel, missing, legend)
 
 
 def grouped_bars(data: BarData, out: str, title: str = "") -> None:
@@ -100,7 +105,7 @@ def grouped_bars(data: BarData, out: str, title: str = "") -> None:
 
     n_g, n_v = len(data.groups), len(data.variants)
     width = 0.8 / max(n_v, 1)
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.9 + n_g * (0.35 + 0.22 * n_v)), 3.2))
+    fig, ax = plt.subplots(figsize=(min(11.0, max(4.0, 1.2 + n_g * (0.3 + 0.2 * n_v))), 3.6))
     hatches = ("", "//", "..", "xx", "\\\\", "--", "++", "oo")
     for j, var in enumerate(data.variants):
         xs, ys = [], []
@@ -115,11 +120,12 @@ def grouped_bars(data: BarData, out: str, title: str = "") -> None:
         ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(range(n_g))
     ax.set_xticklabels(data.groups, rotation=30 if n_g > 6 else 0, ha="right" if n_g > 6 else "center")
-    ax.set_ylabel(data.ylabel, fontsize=8)
+    ax.set_ylabel(data.ylabel, fontsize=9)
     ax.set_xlim(-0.6, n_g - 0.4)
     ax.grid(axis="y", linewidth=0.4, alpha=0.6)
     ax.set_axisbelow(True)
-    ax.legend(fontsize=7, ncol=min(n_v, 4), loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+    ax.legend(fontsize=7, ncol=min(n_v, 4), loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False,
+              title=data.legend or None, title_fontsize=7)
     if title:
         fig.suptitle(title, fontsize=9, y=1.02)
     fig.tight_layout()

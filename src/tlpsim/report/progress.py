@@ -35,7 +35,7 @@ class RunProgress:
     def enabled(self) -> bool:
         return self.console.is_terminal
 
-    def __enter__(self) -> "RunProgress":
+    def __enter__(self) -> RunProgress:
         if not self.enabled:
             return self
         self._t0 = time.perf_counter()

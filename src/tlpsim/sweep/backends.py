@@ -12,7 +12,7 @@ import os
 import signal
 import threading
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 from tlpsim.errors import TlpsimError
 from tlpsim.sweep.job import run_job

@@ -11,8 +11,9 @@ import socket
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from tlpsim.errors import TlpsimError
 
@@ -43,7 +44,7 @@ class RunParams:
                 "overrides": dict(sorted(self.overrides.items())), "seed": self.seed, "mode": self.mode}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "RunParams":
+    def from_dict(cls, d: dict) -> RunParams:
         return cls(d["workload"], d.get("size", "small"), d.get("preset", "gtx480"), dict(d.get("overrides") or {}),
                    int(d.get("seed", 1)), d.get("mode", "timing"))
 

@@ -3,8 +3,8 @@ the rest to a backend, and store each result the moment it arrives."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from tlpsim.sweep.backends import make_backend
 from tlpsim.sweep.spec import SweepSpec

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tlpsim.errors import ConfigError
+from tlpsim.errors import ConfigError, TlpsimError
 from tlpsim.sweep.job import RunParams, canonical
 
 _TOP = {"name", "workloads", "sizes", "presets", "seeds", "mode", "overrides", "policies", "runs", "baseline"}
@@ -163,7 +163,7 @@ def validate(spec: SweepSpec) -> None:
     for wl in sorted({r.workload for r in spec.runs}):
         try:
             get_workload(wl)
-        except Exception as exc:
+        except TlpsimError as exc:
             raise ConfigError(f"{spec.source}: {exc}") from None
     for size in sorted({r.size for r in spec.runs}):
         if size not in SIZES:

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from tlpsim.errors import TlpsimError
 from tlpsim.sweep.job import RunParams, canonical
@@ -78,7 +77,7 @@ class ResultsDB:
     def close(self) -> None:
         self.conn.close()
 
-    def __enter__(self) -> "ResultsDB":
+    def __enter__(self) -> ResultsDB:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -101,6 +100,10 @@ class ResultsDB:
                              "runs": len(spec.runs)}
         self.set_meta("sweeps", sweeps)
         self.set_meta("baseline", spec.baseline)
+        # the spec's order of runs, so figures list configurations as the spec does
+        order = self.get_meta("order", [])
+        seen = set(order)
+        self.set_meta("order", order + [r.key() for r in spec.runs if r.key() not in seen])
 
     # ------------------------------------------------------------ runs
 
@@ -142,11 +145,3 @@ class ResultsDB:
         if status is None:
             return self.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
         return self.conn.execute("SELECT COUNT(*) FROM runs WHERE status=?", (status,)).fetchone()[0]
-
-
-def now() -> float:
-    return time.time()
-
-
-def keys_of(runs: Iterable[RunParams]) -> list[str]:
-    return [r.key() for r in runs]

@@ -96,10 +96,6 @@ def columns(rows: list[dict]) -> list[str]:
     return cols
 
 
-def baseline_index(db_rows: list[dict]) -> dict[str, dict]:
-    return {r["key"]: r for r in db_rows}
-
-
 def parse_baseline(text: str, stored: dict | None) -> dict:
     """`--normalize baseline` -> the sweep's stored baseline; `--normalize K=V,K=V` -> those values."""
     if text == "baseline":
