@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.tlpsim-installed
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test bench clean browser-test-deps
 
 setup: $(STAMP)
 
@@ -26,6 +26,11 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/parse_speed.py
 	$(BIN)/python benchmarks/functional_speed.py
+
+# headless Chromium + chromedriver (Debian packages) for the HTML-report browser test;
+# without them that test is skipped with a message
+browser-test-deps:
+	sh scripts/browser-test-deps.sh
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -127,50 +127,45 @@ def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool
               help="Config override with a dotted key, e.g. --set sm.warp_scheduler=lrr (repeatable).")
 @click.option("--seed", default=1, show_default=True, help="Seed of the generated inputs.")
 @click.option("--stats-out", type=click.Path(dir_okay=False), default=None,
-              help="Where to write the stats JSON (timing mode; default runs/WORKLOAD_SIZE_PRESET.json).")
+              help="Also write the stats JSON to this file.")
+@click.option("--run-dir", type=click.Path(file_okay=False), default=None,
+              help="Run directory to create (default: a new runs/WORKLOAD-SIZE-PRESET-HASH/).")
 @click.option("--poison-dead", is_flag=True,
               help="Overwrite registers where the analyses say they are dead (soundness check of the analyses).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result record as JSON.")
 @_friendly
 def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, seed: int, stats_out: str | None,
-            poison_dead: bool, as_json: bool) -> None:
-    """Run a built-in workload, verify its output against NumPy, and report."""
-    from dataclasses import asdict
-
-    import tlpsim
+            run_dir: str | None, poison_dead: bool, as_json: bool) -> None:
+    """Run a built-in workload, verify its output against NumPy, and report. Writes a
+    run directory (params, resolved config, stats, timeline, versions)."""
+    from tlpsim.config.overrides import parse_override
     from tlpsim.report import console
+    from tlpsim.report.progress import RunProgress
+    from tlpsim.report.rundir import check_new, write_run_dir
+    from tlpsim.sweep.job import RunParams, execute
     from tlpsim.workloads.registry import get_workload
 
     wl = get_workload(workload)
-    config = None
-    if mode == "timing":
-        from tlpsim.config.loader import load_config
-
-        config = load_config(preset, list(overrides))
-    elif overrides:
-        raise tlpsim.TlpsimError("--set applies to the timing model; add --mode timing")
-    with tlpsim.Device(mode=mode, config=config, poison_dead_registers=poison_dead):
-        result = wl.execute(size, seed)
-    rows = console.launch_rows(result)
-    record = {"workload": workload, "size": size, "mode": mode, "seed": seed, "verified": result.verified,
-              "launches": rows, "checks": [asdict(c) for c in result.checks], "wall_seconds": result.wall_seconds}
-    if mode == "timing":
-        record["config"] = config.to_dict()
-        record["stats"] = [asdict(r.stats) for r in result.launches if r.stats is not None]
-        out = Path(stats_out or f"runs/{workload}_{size}_{preset}.json")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(record, indent=1, default=float))
+    check_new(run_dir)
+    params = RunParams(workload, size, preset, dict(parse_override(o) for o in overrides), seed, mode)
+    outcome = execute(params, poison_dead=poison_dead,
+                      on_device=lambda dev: RunProgress(dev, f"{workload} ({size})"))
+    result, record = outcome.result, outcome.record
+    out = write_run_dir(outcome, path=run_dir)
+    if stats_out:
+        Path(stats_out).parent.mkdir(parents=True, exist_ok=True)
+        Path(stats_out).write_text(json.dumps(record, indent=1, default=float))
     if as_json:
         click.echo(json.dumps(record, indent=2, default=float))
     else:
         click.echo(f"workload {workload} ({wl.description}); size {size}; {mode} mode"
                    + (f"; preset {preset}" if mode == "timing" else ""))
-        console.functional_report(result, rows)
+        console.functional_report(result, record["launches"])
         if mode == "timing":
             console.timing_report(result)
-            click.echo(f"stats written to {out}")
         console.checks_report(result)
         click.echo(f"total wall time {result.wall_seconds:.2f} s")
+        click.echo(f"run directory {out} (tlpsim report {out} -o report.html)")
     if not result.verified:
         sys.exit(1)
 
@@ -238,8 +233,11 @@ def trace_cmd(workload: str, size: str, as_json: bool) -> None:
 
 def _register_analyze() -> None:
     from tlpsim.cli_analyze import analyze_cmd
+    from tlpsim.cli_sweep import COMMANDS
 
     main.add_command(analyze_cmd)
+    for cmd in COMMANDS:  # report, sweep, results, plot
+        main.add_command(cmd)
 
 
 _register_analyze()

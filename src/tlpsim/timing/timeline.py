@@ -24,6 +24,9 @@ class Timeline(Component):
         self.running = False
         self.last_progress = (0, -1)  # (instructions + CTAs done, cycle)
         self.stuck_at: int | None = None
+        # optional observer called at each sample with (cycle, warp_insts, thread_insts),
+        # e.g. a progress bar; None costs one test per sample
+        self.on_sample = None
 
     def start(self, cycle: int) -> None:
         self.running = True
@@ -49,6 +52,8 @@ class Timeline(Component):
             s["resident_warps"].append(sum(sm.n_warps for sm in self.sms))
             s["warp_insts"].append(sum(sm.stats.warp_insts for sm in self.sms))
             s["thread_insts"].append(sum(sm.stats.thread_insts for sm in self.sms))
+            if self.on_sample is not None:
+                self.on_sample(cycle, s["warp_insts"][-1], s["thread_insts"][-1])
         if cycle % self.watchdog == 0:
             work = self._work()
             if work != self.last_progress[0]:

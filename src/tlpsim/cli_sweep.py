@@ -1,0 +1,166 @@
+"""CLI commands for runs at scale: `report` (HTML page of a run directory),
+`sweep` (run a spec on a local pool or a Dask cluster into a results DB),
+`results` (the DB as a table) and `plot` (normalised grouped bars)."""
+
+from __future__ import annotations
+
+import csv
+import functools
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from tlpsim.report.console import table
+
+
+def _friendly(fn):
+    """tlpsim.cli's error handling, looked up at call time (tlpsim.cli imports this module)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from tlpsim.cli import _friendly as friendly
+
+        return friendly(fn)(*args, **kwargs)
+
+    return wrapper
+
+
+@click.command("report")
+@click.argument("run_dir", type=click.Path())
+@click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
+              help="HTML file to write (default: RUN_DIR/report.html).")
+@_friendly
+def report_cmd(run_dir: str, output: str | None) -> None:
+    """Write a self-contained HTML report of a run directory: summary, timelines,
+    per-SM cycle breakdown, utilisation, caches and energy."""
+    from tlpsim.report.html import render_report
+    from tlpsim.report.rundir import load_run_dir
+
+    rec = load_run_dir(run_dir)
+    out = Path(output or Path(run_dir) / "report.html")
+    out.write_text(render_report(rec), encoding="utf-8")
+    click.echo(f"report written to {out}")
+
+
+@click.command("sweep")
+@click.argument("spec", type=click.Path(dir_okay=False))
+@click.option("--db", default=None, type=click.Path(dir_okay=False),
+              help="Results database (SQLite; default: the spec's name with .db).")
+@click.option("--workers", type=int, default=None, help="Local worker processes (default: CPU count).")
+@click.option("--dask", "dask_address", default=None, metavar="tcp://HOST:PORT",
+              help="Run on this Dask scheduler instead of a local pool.")
+@click.option("--run-dirs", default=None, type=click.Path(file_okay=False),
+              help="Also write a run directory per run under this directory.")
+@click.option("--retry-failed", is_flag=True, help="Run again the runs recorded as failed.")
+@click.option("--dry-run", is_flag=True, help="List the runs (and which are done) without running them.")
+@_friendly
+def sweep_cmd(spec: str, db: str | None, workers: int | None, dask_address: str | None, run_dirs: str | None,
+              retry_failed: bool, dry_run: bool) -> None:
+    """Run a sweep: every combination in SPEC (TOML) not yet in the results database.
+    Re-running skips finished runs; interrupting loses none."""
+    from tlpsim.sweep.runner import run_sweep
+    from tlpsim.sweep.spec import load_spec
+    from tlpsim.sweep.store import ResultsDB
+
+    s = load_spec(spec)
+    db_path = db or str(Path(spec).with_suffix(".db"))
+    if dry_run:
+        have = ResultsDB(db_path).finished_keys() if Path(db_path).exists() else set()
+        table(("key", "run", "in DB"), [[r.key(), r.label(), "yes" if r.key() in have else ""] for r in s.runs])
+        return
+    summary = run_sweep(s, db_path, workers=workers, dask=dask_address, run_root=run_dirs,
+                        retry_failed=retry_failed, echo=click.echo)
+    click.echo(f"sweep {s.name}: {summary.ran} ran ({summary.failed} failed), {summary.skipped} skipped; "
+               f"results in {db_path}")
+    if summary.failed:
+        sys.exit(1)
+
+
+@click.command("results")
+@click.argument("db", type=click.Path(dir_okay=False))
+@click.option("--csv", "as_csv", is_flag=True, help="CSV on stdout.")
+@click.option("--json", "as_json", is_flag=True, help="JSON on stdout (with the stats record of each run).")
+@click.option("--where", multiple=True, metavar="COL OP VALUE",
+              help="Keep rows where e.g. workload=vecadd, sm.warp_scheduler!=lrr, ipc>100 (repeatable).")
+@click.option("--metrics", is_flag=True, help="Add every whole-run metric (hit rates, utilisation, ...) as columns.")
+@_friendly
+def results_cmd(db: str, as_csv: bool, as_json: bool, where: tuple, metrics: bool) -> None:
+    """The results database as a table: one row per run."""
+    from tlpsim.sweep.store import ResultsDB
+    from tlpsim.sweep.table import columns, select
+
+    with ResultsDB(db, create=False) as store:
+        db_rows = store.rows(with_stats=metrics or as_json or any(_needs_stats(w) for w in where))
+    rows = select(db_rows, where, metrics=metrics or any(_needs_stats(w) for w in where))
+    if as_json:
+        stats = {r["key"]: r.get("stats") for r in db_rows}
+        click.echo(json.dumps([{**r, "stats": stats.get(r["key"])} for r in rows], indent=1, default=float))
+        return
+    cols = columns(rows)
+    if as_csv:
+        w = csv.DictWriter(sys.stdout, fieldnames=cols, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+        return
+    table(cols, [[_fmt(r.get(c)) for c in cols] for r in rows])
+    click.echo(f"{len(rows)} run(s)")
+
+
+def _needs_stats(cond: str) -> bool:
+    from tlpsim.sweep.table import BASE_COLUMNS, TAIL_COLUMNS, parse_where
+
+    col = parse_where([cond])[0][0]
+    return col not in BASE_COLUMNS + TAIL_COLUMNS and "." not in col
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+@click.command("plot")
+@click.argument("db", type=click.Path(dir_okay=False))
+@click.option("--metric", default="ipc", show_default=True, help="Whole-run metric (ipc, cycles, l1d_hit_rate, ...).")
+@click.option("--normalize", default="baseline", show_default=True,
+              help="'baseline' (the sweep's), 'none', or KEY=VALUE[,KEY=VALUE] naming the baseline.")
+@click.option("--where", multiple=True, metavar="COL OP VALUE", help="Plot only matching runs (repeatable).")
+@click.option("-o", "--output", default="fig.png", show_default=True, type=click.Path(dir_okay=False))
+@click.option("--title", default="", help="Figure title.")
+@_friendly
+def plot_cmd(db: str, metric: str, normalize: str, where: tuple, output: str, title: str) -> None:
+    """Grouped bar chart of a metric per workload and configuration, normalised to
+    the baseline, with a geometric-mean group (PNG, SVG or PDF by extension)."""
+    from tlpsim.report.plots import bar_data, grouped_bars
+    from tlpsim.sweep.store import ResultsDB
+    from tlpsim.sweep.table import parse_baseline, select
+
+    with ResultsDB(db, create=False) as store:
+        db_rows = store.rows(with_stats=True)
+        stored = store.get_meta("baseline")
+        order = store.get_meta("order", [])
+    baseline = None if normalize == "none" else parse_baseline(normalize, stored)
+    keep = {r["key"] for r in select(db_rows, where)}
+    chosen = [r for r in db_rows if r["key"] in keep]
+    if baseline:  # baselines stay available even when --where filters them out of the bars
+        data = bar_data(chosen + [r for r in db_rows if r["key"] not in keep and _is_baseline(r, baseline)],
+                        metric, baseline, order)
+    else:
+        data = bar_data(chosen, metric, None, order)
+    grouped_bars(data, output, title)
+    click.echo(f"figure written to {output} ({len(data.groups)} groups x {len(data.variants)} bars)")
+    for m in data.missing:
+        click.echo(f"  left out: {m}", err=True)
+
+
+def _is_baseline(row: dict, baseline: dict) -> bool:
+    from tlpsim.sweep.table import baseline_key
+
+    return baseline_key(row, baseline) == row["key"]
+
+
+COMMANDS = (report_cmd, sweep_cmd, results_cmd, plot_cmd)

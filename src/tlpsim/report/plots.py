@@ -1,0 +1,133 @@
+"""The papers' figure style for sweeps: one group of bars per workload, one bar per
+configuration, each normalised to the run's baseline, and a geometric-mean group."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from tlpsim.errors import TlpsimError
+from tlpsim.sweep.job import canonical
+from tlpsim.sweep.metrics import geomean, run_metrics
+from tlpsim.sweep.table import baseline_key
+
+
+@dataclass
+class BarData:
+    groups: list[str]                      # x groups (workloads), the last one "GM" when normalised
+    variants: list[str]                    # bar labels (configurations)
+    values: dict[tuple[str, str], float]   # (group, variant) -> value
+    ylabel: str
+    missing: list[str]                     # runs left out (no baseline, failed)
+    legend: str = ""                       # legend title (what the bars are normalised to)
+
+
+def _metric(row: dict, metric: str) -> float | None:
+    rec = row.get("stats")
+    if not isinstance(rec, dict) or not rec.get("stats"):
+        return None
+    m = run_metrics(rec)
+    if metric not in m:
+        raise TlpsimError(f"unknown metric {metric!r}; choose from {', '.join(sorted(m))}")
+    return float(m[metric])
+
+
+def _short(key: str) -> str:
+    return key.rsplit(".", 1)[-1]
+
+
+def _variant_labels(rows: list[dict]) -> dict[str, str]:
+    """Label each row by the parameters that vary across the rows (besides the workload input)."""
+    presets = {r["preset"] for r in rows}
+    keys = sorted({k for r in rows for k in r["overrides"]})
+    varying = [k for k in keys if len({canonical(r["overrides"].get(k)) for r in rows}) > 1]
+    out = {}
+    for r in rows:
+        parts = [r["preset"]] if len(presets) > 1 else []
+        for k in varying:
+            v = r["overrides"].get(k)
+            parts.append(f"{_short(k)}={v if isinstance(v, str) else canonical(v)}" if v is not None else f"{_short(k)}=-")
+        out[r["key"]] = ", ".join(parts) or r["preset"]
+    return out
+
+
+def bar_data(db_rows: list[dict], metric: str, baseline: dict | None, order: list[str] | None = None) -> BarData:
+    """Bar values; `order` (run keys in spec order) orders the configurations."""
+    done = [r for r in db_rows if r["status"] == "done"]
+    if not done:
+        raise TlpsimError("no finished runs to plot")
+    if order:
+        pos = {k: i for i, k in enumerate(order)}
+        done.sort(key=lambda r: pos.get(r["key"], len(pos)))
+    by_key = {r["key"]: r for r in done}
+    labels = _variant_labels(done)
+    sizes = {r["size"] for r in done}
+    samples: dict[tuple[str, str], list[float]] = {}
+    missing = []
+    for r in done:
+        v = _metric(r, metric)
+        if v is None:
+            missing.append(labels[r["key"]])
+            continue
+        if baseline:
+            b = by_key.get(baseline_key(r, baseline))
+            bv = _metric(b, metric) if b is not None else None
+            if not bv:
+                missing.append(f"{r['workload']} {labels[r['key']]} (no baseline run)")
+                continue
+            v = v / bv
+        group = r["workload"] + (f" ({r['size']})" if len(sizes) > 1 else "")
+        samples.setdefault((group, labels[r["key"]]), []).append(v)
+    groups = sorted({g for g, _ in samples})
+    order = list(dict.fromkeys(labels.values()))
+    if baseline:  # the baseline's bar first, as in the papers
+        base = [labels[r["key"]] for r in done if baseline_key(r, baseline) == r["key"]]
+        order = list(dict.fromkeys(base + order))
+    variants = [v for v in order if any((g, v) in samples for g in groups)]
+    # several seeds of one point: geometric mean of ratios, arithmetic mean of raw values
+    values = {k: (geomean(v) if baseline else sum(v) / len(v)) for k, v in samples.items()}
+    if baseline:
+        for var in variants:
+            values[("GM", var)] = geomean([values[(g, var)] for g in groups if (g, var) in values])
+        groups.append("GM")
+        desc = ", ".join(f"{_short(k)}={v}" for k, v in baseline.items())
+        ylabel, legend = f"{metric} (normalised)", f"normalised to {desc}"
+    else:
+        ylabel, legend = metric, ""
+    return BarData(groups, variants, values, ylabel, missing, legend)
+
+
+def grouped_bars(data: BarData, out: str, title: str = "") -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n_g, n_v = len(data.groups), len(data.variants)
+    width = 0.8 / max(n_v, 1)
+    fig, ax = plt.subplots(figsize=(min(11.0, max(4.0, 1.2 + n_g * (0.3 + 0.2 * n_v))), 3.6))
+    hatches = ("", "//", "..", "xx", "\\\\", "--", "++", "oo")
+    for j, var in enumerate(data.variants):
+        xs, ys = [], []
+        for i, g in enumerate(data.groups):
+            v = data.values.get((g, var))
+            if v is not None and math.isfinite(v):
+                xs.append(i + (j - (n_v - 1) / 2) * width)
+                ys.append(v)
+        ax.bar(xs, ys, width, label=var, hatch=hatches[j % len(hatches)], edgecolor="black", linewidth=0.6)
+    if data.groups and data.groups[-1] == "GM":
+        ax.axvline(n_g - 1.5, color="grey", linewidth=0.8, linestyle=":")
+        ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(range(n_g))
+    ax.set_xticklabels(data.groups, rotation=30 if n_g > 6 else 0, ha="right" if n_g > 6 else "center")
+    ax.set_ylabel(data.ylabel, fontsize=9)
+    ax.set_xlim(-0.6, n_g - 0.4)
+    ax.grid(axis="y", linewidth=0.4, alpha=0.6)
+    ax.set_axisbelow(True)
+    ax.legend(fontsize=7, ncol=min(n_v, 4), loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False,
+              title=data.legend or None, title_fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=9, y=1.02)
+    fig.tight_layout()
+    fig.savefig(out, dpi=150, bbox_inches="tight")
+    plt.close(fig)

@@ -1,0 +1,113 @@
+"""Where sweep runs execute: a local process pool (default) or a Dask cluster.
+
+Both take a list of run-parameter dicts and yield worker results (`job.run_job`)
+as runs finish, in completion order; the driver stores each one as it arrives.
+Workers share the on-disk PTX and trace caches, whose files are written to a
+temporary name and renamed into place, so concurrent writers of one entry are
+safe (both write identical content; readers see a whole file or none)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+
+from tlpsim.errors import TlpsimError
+from tlpsim.sweep.job import run_job
+
+
+def _watch_parent(driver_pid: int) -> None:
+    """Worker initializer: exit when the sweep's driver dies (even by kill -9), so
+    no orphan keeps simulating, and leave Ctrl-C to the driver."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while True:
+            if os.getppid() != driver_pid:
+                os._exit(1)
+            time.sleep(0.25)
+
+    threading.Thread(target=watch, daemon=True, name="tlpsim-parent-watch").start()
+
+
+class LocalPool:
+    """Runs on `workers` local processes (forked from the driver)."""
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = max(1, workers or os.cpu_count() or 1)
+
+    def describe(self) -> str:
+        return f"local pool, {self.workers} worker(s)"
+
+    def run(self, jobs: list[dict], run_root: str | None) -> Iterator[dict]:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from concurrent.futures.process import BrokenProcessPool
+
+        if not jobs:
+            return
+        ctx = multiprocessing.get_context("fork")
+        pool = ProcessPoolExecutor(min(self.workers, len(jobs)), mp_context=ctx, initializer=_watch_parent,
+                                   initargs=(os.getpid(),))
+        try:
+            futures = [pool.submit(run_job, j, run_root) for j in jobs]
+            for fut in as_completed(futures):
+                try:
+                    yield fut.result()
+                except BrokenProcessPool:
+                    raise TlpsimError("a sweep worker process died (out of memory or killed?); finished runs are "
+                                      "saved in the results database; re-run the sweep to continue") from None
+        finally:
+            # on Ctrl-C or an error: drop queued runs and stop the ones in flight
+            procs = list(getattr(pool, "_processes", {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for p in procs:
+                if p.is_alive():
+                    p.terminate()
+
+
+class DaskBackend:
+    """Runs on a Dask distributed cluster at `address` (tcp://HOST:PORT). Workers
+    need tlpsim installed (same version) and should run one thread each
+    (`--nthreads 1`): runs in one process are serialised anyway."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+
+    def describe(self) -> str:
+        return f"Dask cluster at {self.address}"
+
+    def run(self, jobs: list[dict], run_root: str | None) -> Iterator[dict]:
+        try:
+            from distributed import Client, as_completed
+        except ImportError:
+            raise TlpsimError("--dask needs the 'distributed' package (pip install distributed)") from None
+        if not jobs:
+            return
+        try:
+            client = Client(self.address, timeout="20s")
+        except (OSError, TimeoutError) as exc:
+            raise TlpsimError(f"cannot connect to the Dask scheduler at {self.address}: {exc}") from None
+        try:
+            futures = {client.submit(run_job, j, run_root, pure=False): j for j in jobs}
+            for fut in as_completed(futures):
+                try:
+                    yield fut.result()
+                except Exception as exc:  # noqa: BLE001 - e.g. KilledWorker: record it against the run
+                    yield _lost(futures[fut], f"{type(exc).__name__}: {exc}")
+        finally:
+            client.close()
+
+
+def _lost(params: dict, error: str) -> dict:
+    from tlpsim.sweep.job import RunParams
+
+    now = time.time()
+    return {"key": RunParams.from_dict(params).key(), "params": params, "status": "failed", "error": error,
+            "record": None, "started": now, "finished": now, "host": None, "worker": None}
+
+
+def make_backend(workers: int | None = None, dask: str | None = None):
+    return DaskBackend(dask) if dask else LocalPool(workers)

@@ -1,0 +1,147 @@
+"""The results database (SQLite): one row per run with its parameters, status,
+error, timing and stats record. Only the sweep's driver process writes; each
+finished run is one transaction (WAL journal), so killing the sweep at any point
+— Ctrl-C or kill -9 — loses no finished run and leaves no half-written row."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from tlpsim.errors import TlpsimError
+from tlpsim.sweep.job import RunParams, canonical
+from tlpsim.sweep.metrics import run_metrics
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    key TEXT PRIMARY KEY,
+    sweep TEXT NOT NULL,
+    workload TEXT NOT NULL,
+    size TEXT NOT NULL,
+    preset TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    mode TEXT NOT NULL,
+    overrides TEXT NOT NULL,       -- canonical JSON object of dotted-key overrides
+    status TEXT NOT NULL,          -- done | failed
+    error TEXT,
+    verified INTEGER,
+    cycles INTEGER,
+    thread_insts INTEGER,
+    warp_insts INTEGER,
+    ipc REAL,
+    wall_seconds REAL,             -- the worker's time for the whole run
+    started REAL,
+    finished REAL,
+    host TEXT,
+    worker TEXT,
+    run_dir TEXT,
+    stats TEXT                     -- the run's stats record (JSON), NULL if it failed before one existed
+);
+CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
+"""
+
+COLUMNS = ("key", "sweep", "workload", "size", "preset", "seed", "mode", "overrides", "status", "error", "verified",
+           "cycles", "thread_insts", "warp_insts", "ipc", "wall_seconds", "started", "finished", "host", "worker",
+           "run_dir", "stats")
+
+
+class ResultsDB:
+    """A results database file (created on first use)."""
+
+    def __init__(self, path: str | Path, create: bool = True) -> None:
+        self.path = Path(path)
+        if not create and not self.path.is_file():
+            raise TlpsimError(f"no such results database: {self.path}")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.conn = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=FULL")  # a committed run survives power loss too
+            self.conn.executescript(_SCHEMA)
+            self._check_version()
+        except sqlite3.DatabaseError as exc:
+            raise TlpsimError(f"{self.path}: not a tlpsim results database ({exc})") from None
+
+    def _check_version(self) -> None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None:
+            self.set_meta("schema_version", SCHEMA_VERSION)
+        elif int(json.loads(row[0])) != SCHEMA_VERSION:
+            raise TlpsimError(f"{self.path}: results database schema {row[0]}, this tlpsim reads {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> ResultsDB:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ meta
+
+    def set_meta(self, key: str, value: Any) -> None:
+        with self.conn:
+            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, json.dumps(value)))
+
+    def get_meta(self, key: str, default: Any = None) -> Any:
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return json.loads(row[0]) if row else default
+
+    def record_sweep(self, spec) -> None:
+        """Remember the spec and its baseline (for `tlpsim plot --normalize baseline`)."""
+        sweeps = self.get_meta("sweeps", {})
+        sweeps[spec.name] = {"source": spec.source, "spec": spec.text, "baseline": spec.baseline,
+                             "runs": len(spec.runs)}
+        self.set_meta("sweeps", sweeps)
+        self.set_meta("baseline", spec.baseline)
+        # the spec's order of runs, so figures list configurations as the spec does
+        order = self.get_meta("order", [])
+        seen = set(order)
+        self.set_meta("order", order + [r.key() for r in spec.runs if r.key() not in seen])
+
+    # ------------------------------------------------------------ runs
+
+    def finished_keys(self, include_failed: bool = True) -> set[str]:
+        q = "SELECT key FROM runs" + ("" if include_failed else " WHERE status='done'")
+        return {r[0] for r in self.conn.execute(q)}
+
+    def put(self, sweep: str, result: dict) -> None:
+        """Store one worker result (see `job.run_job`) in its own transaction."""
+        p = RunParams.from_dict(result["params"])
+        rec = result.get("record")
+        m = run_metrics(rec) if rec and rec.get("stats") else {}
+        row = {
+            "key": result["key"], "sweep": sweep, "workload": p.workload, "size": p.size, "preset": p.preset,
+            "seed": p.seed, "mode": p.mode, "overrides": canonical(p.overrides), "status": result["status"],
+            "error": result.get("error"), "verified": None if rec is None else int(bool(rec.get("verified"))),
+            "cycles": m.get("cycles"), "thread_insts": m.get("thread_insts"), "warp_insts": m.get("warp_insts"),
+            "ipc": m.get("ipc"), "wall_seconds": result["finished"] - result["started"], "started": result["started"],
+            "finished": result["finished"], "host": result.get("host"), "worker": result.get("worker"),
+            "run_dir": result.get("run_dir"), "stats": None if rec is None else json.dumps(rec, default=float),
+        }
+        with self.conn:  # one transaction: the row is there whole or not at all
+            self.conn.execute(f"INSERT OR REPLACE INTO runs({','.join(COLUMNS)}) VALUES ({','.join('?' * len(COLUMNS))})",
+                              [row[c] for c in COLUMNS])
+
+    def rows(self, with_stats: bool = False) -> list[dict]:
+        cols = COLUMNS if with_stats else tuple(c for c in COLUMNS if c != "stats")
+        cur = self.conn.execute(f"SELECT {','.join(cols)} FROM runs ORDER BY workload, size, seed, preset, overrides")
+        out = []
+        for values in cur:
+            d = dict(zip(cols, values))
+            d["overrides"] = json.loads(d["overrides"])
+            if with_stats and d.get("stats"):
+                d["stats"] = json.loads(d["stats"])
+            out.append(d)
+        return out
+
+    def count(self, status: str | None = None) -> int:
+        if status is None:
+            return self.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+        return self.conn.execute("SELECT COUNT(*) FROM runs WHERE status=?", (status,)).fetchone()[0]

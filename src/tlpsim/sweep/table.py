@@ -1,0 +1,127 @@
+"""The results table: database rows flattened to one dict per run (each override
+key its own column, plus whole-run metrics), filtered by `--where` conditions,
+and normalised against each run's baseline."""
+
+from __future__ import annotations
+
+import operator
+import re
+
+from tlpsim.errors import TlpsimError
+from tlpsim.sweep.job import RunParams, canonical
+from tlpsim.sweep.metrics import run_metrics
+from tlpsim.sweep.spec import baseline_of
+
+BASE_COLUMNS = ("key", "workload", "size", "preset", "seed")
+TAIL_COLUMNS = ("status", "cycles", "ipc", "wall_seconds", "error")
+
+_OPS = {"!=": operator.ne, ">=": operator.ge, "<=": operator.le, "=": operator.eq, ">": operator.gt,
+        "<": operator.lt}
+_COND = re.compile(r"^\s*([^=!<>\s]+)\s*(!=|>=|<=|=|>|<)\s*(.*?)\s*$")
+
+
+def flatten(row: dict, metrics: bool = False) -> dict:
+    """A DB row as a flat dict; with `metrics`, every whole-run metric as well."""
+    out = {c: row[c] for c in BASE_COLUMNS}
+    for k, v in sorted(row["overrides"].items()):
+        out[k] = v if isinstance(v, (str, int, float, bool)) else canonical(v)
+    for c in TAIL_COLUMNS:
+        out[c] = row.get(c)
+    if out["error"]:
+        out["error"] = out["error"].splitlines()[0]
+    if metrics and isinstance(row.get("stats"), dict) and row["stats"].get("stats"):
+        for k, v in run_metrics(row["stats"]).items():
+            out.setdefault(k, v)
+    return out
+
+
+def _coerce(text: str, like):
+    if isinstance(like, bool):
+        return text.lower() in ("1", "true", "yes")
+    if isinstance(like, (int, float)):
+        try:
+            return float(text)
+        except ValueError:
+            return text
+    return text
+
+
+def parse_where(conds: tuple[str, ...] | list[str]) -> list[tuple[str, str, str]]:
+    out = []
+    for c in conds:
+        m = _COND.match(c)
+        if not m:
+            raise TlpsimError(f"--where {c!r}: expected COLUMN OP VALUE with OP one of =, !=, <, <=, >, >= "
+                              "(e.g. --where workload=vecadd --where ipc>100)")
+        out.append((m.group(1), m.group(2), m.group(3)))
+    return out
+
+
+def matches(row: dict, conds: list[tuple[str, str, str]]) -> bool:
+    for col, op, text in conds:
+        if col not in row:
+            return False
+        v = row[col]
+        if v is None:
+            return False
+        try:
+            if not _OPS[op](v, _coerce(text, v)):
+                return False
+        except TypeError:
+            if not _OPS[op](str(v), text):
+                return False
+    return True
+
+
+def check_columns(rows: list[dict], conds: list[tuple[str, str, str]]) -> None:
+    known = set().union(*(r.keys() for r in rows)) if rows else set()
+    for col, _, _ in conds:
+        if rows and col not in known:
+            raise TlpsimError(f"--where: no column {col!r} (columns: {', '.join(sorted(known))})")
+
+
+def select(db_rows: list[dict], where: tuple[str, ...] = (), metrics: bool = False) -> list[dict]:
+    rows = [flatten(r, metrics) for r in db_rows]
+    conds = parse_where(where)
+    check_columns(rows, conds)
+    return [r for r in rows if matches(r, conds)]
+
+
+def columns(rows: list[dict]) -> list[str]:
+    cols: list[str] = []
+    for r in rows:
+        for k in r:
+            if k not in cols:
+                cols.append(k)
+    return cols
+
+
+def parse_baseline(text: str, stored: dict | None) -> dict:
+    """`--normalize baseline` -> the sweep's stored baseline; `--normalize K=V,K=V` -> those values."""
+    if text == "baseline":
+        if not stored:
+            raise TlpsimError("the database has no baseline (give [baseline] in the sweep spec, or "
+                              "--normalize KEY=VALUE[,KEY=VALUE])")
+        return stored
+    out = {}
+    for part in text.split(","):
+        if "=" not in part:
+            raise TlpsimError(f"--normalize {text!r}: expected 'baseline', 'none' or KEY=VALUE[,KEY=VALUE]")
+        k, v = part.split("=", 1)
+        out[k.strip()] = _literal(v.strip())
+    return out
+
+
+def _literal(v: str):
+    for cast in (int, float):
+        try:
+            return cast(v)
+        except ValueError:
+            continue
+    return {"true": True, "false": False}.get(v.lower(), v)
+
+
+def baseline_key(row: dict, baseline: dict) -> str | None:
+    p = RunParams(row["workload"], row["size"], row["preset"], row["overrides"], row["seed"], row.get("mode", "timing"))
+    b = baseline_of(p, baseline)
+    return None if b is None else b.key()
