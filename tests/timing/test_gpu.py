@@ -64,6 +64,29 @@ def test_dense_and_sparse_give_identical_statistics(traced):
     assert sparse["thread_insts"] == rec.trace.thread_instructions
 
 
+def test_register_file_counts_every_source_read_and_destination_write(traced):
+    ck, rec = traced
+    d = _simulate(ck, rec)
+    sk = StaticKernel(ck.fn, latency_tables(load_config("gtx480")), ck.oc.space_of_access)
+    pcs = rec.trace.pc.tolist()
+    reads = sum(len(sk.instrs[pc].src_regs) for pc in pcs if sk.instrs[pc].kind in (0, 1, 4, 5))  # ALU/MEM/BRANCH/NOP
+    writes = sum(len(sk.instrs[pc].dst_regs) for pc in pcs)
+    atomic_writes = sum(len(sk.instrs[pc].dst_regs) for pc in pcs if sk.instrs[pc].is_atomic)
+    assert sum(s["rf_reads"] for s in d["per_sm"]) == reads
+    # an atomic's (unused) old value can return after its warp exited: as in GPGPU-Sim,
+    # the CTA does not wait for it and the write is dropped
+    assert writes - atomic_writes <= sum(s["rf_writes"] for s in d["per_sm"]) <= writes
+    assert atomic_writes > 0
+    per_class = {}
+    for pc in pcs:
+        per_class[sk.instrs[pc].opclass] = per_class.get(sk.instrs[pc].opclass, 0) + 1
+    total = {}
+    for s in d["per_sm"]:
+        for k, v in s["opclass_insts"].items():
+            total[k] = total.get(k, 0) + v
+    assert total == per_class
+
+
 def test_deterministic(traced):
     ck, rec = traced
     assert _simulate(ck, rec) == _simulate(ck, rec)

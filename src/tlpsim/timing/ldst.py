@@ -33,10 +33,11 @@ class LdstParams:
 class _Instr:
     """A memory warp-instruction in flight."""
 
-    __slots__ = ("warp", "dst", "accesses", "outstanding", "ready", "kind", "cache", "issued")
+    __slots__ = ("warp", "dst", "accesses", "outstanding", "ready", "kind", "cache", "issued", "si")
 
-    def __init__(self, warp, dst: int, accesses: list, kind: str, cache) -> None:
+    def __init__(self, warp, dst: int, accesses: list, kind: str, cache, si) -> None:
         self.warp = warp
+        self.si = si                  # the static instruction (its destinations are written back)
         self.dst = dst
         self.accesses = accesses      # [(line address, sector mask)] still to perform
         self.outstanding = 0          # misses whose data has not arrived
@@ -142,7 +143,7 @@ class LdstUnit:
             self.stats.smem_bank_conflict_cycles += degree - 1
             self.busy_until = now + degree
             if dst:
-                self.sm.complete(warp, dst, now + self.p.smem_latency + degree - 1, True)
+                self.sm.complete(warp, si, now + self.p.smem_latency + degree - 1, True)
             return None
         sectors = trace.sectors_of(row)
         lines: dict[int, int] = {}
@@ -151,11 +152,11 @@ class LdstUnit:
         accesses = [(line << 7, mask) for line, mask in sorted(lines.items())]
         kind = ATOMIC if si.is_atomic else (WRITE if si.is_store else READ)
         cache = self.l1c if space in _CONSTLIKE else self.l1d
-        ins = _Instr(warp, 0 if kind == WRITE else dst, accesses, kind, cache)
+        ins = _Instr(warp, 0 if kind == WRITE else dst, accesses, kind, cache, si)
         ins.ready = now
         if not accesses:
             if ins.dst:
-                self.sm.complete(warp, ins.dst, now + 1, True)
+                self.sm.complete(warp, si, now + 1, True)
             return None
         return ins
 
@@ -233,4 +234,4 @@ class LdstUnit:
 
     def _finish(self, ins: _Instr, now: int) -> None:
         if ins.dst:
-            self.sm.complete(ins.warp, ins.dst, max(ins.ready, now + 1), True)
+            self.sm.complete(ins.warp, ins.si, max(ins.ready, now + 1), True)

@@ -155,7 +155,7 @@ class SM(Component):
             rs.discard(w.slot)
             now_blocked = False
         else:
-            si = w.run.static.instrs[w.pcs[w.pos]]
+            si = w.instrs[w.pcs[w.pos]]
             block = w.pending & (si.src_mask | si.dst_mask)
             if block:
                 rs.discard(w.slot)
@@ -182,11 +182,11 @@ class SM(Component):
         """A part of the SM (the LD/ST unit) could not proceed this cycle."""
         self._stalls.append(reason)
 
-    def complete(self, w: Warp, mask: int, cycle: int, from_mem: bool) -> None:
-        """Schedule the writeback of `mask` for warp `w` at `cycle` (called by the
-        pipelines at issue and by the LD/ST unit when data arrives)."""
+    def complete(self, w: Warp, si, cycle: int, from_mem: bool) -> None:
+        """Schedule the writeback of instruction `si`'s destinations for warp `w` at
+        `cycle` (called by the pipelines at issue and by the LD/ST unit when data arrives)."""
         self.seq += 1
-        heapq.heappush(self.wb, (cycle, self.seq, w, mask, int(from_mem)))
+        heapq.heappush(self.wb, (cycle, self.seq, w, si, int(from_mem)))
         # no timer here: this runs inside the SM's own tick, and an SM that goes
         # to sleep sets one for its earliest writeback
 
@@ -206,13 +206,14 @@ class SM(Component):
         if wb and wb[0][0] <= now:
             warps, write, update = self.warps, self.operands.write, self._update_ready
             while wb and wb[0][0] <= now:
-                _, _, w, mask, from_mem = heapq.heappop(wb)
+                _, _, w, si, from_mem = heapq.heappop(wb)
                 if w.done and warps[w.slot] is not w:
                     continue
+                mask = si.dst_mask
                 w.pending &= ~mask
                 if from_mem:
                     w.pending_mem &= ~mask
-                write(w.slot, (), now)
+                write(w.slot, si.dst_regs, now)
                 update(w)
                 progress = True
         # 2. LD/ST unit
@@ -375,7 +376,7 @@ class SM(Component):
             if dst:
                 w.pending |= dst
                 self.seq += 1
-                heapq.heappush(self.wb, (start + si.latency, self.seq, w, dst, 0))
+                heapq.heappush(self.wb, (start + si.latency, self.seq, w, si, 0))
         elif kind == K_MEM:
             ldst = self.ldst
             if not ldst.can_accept():
@@ -394,11 +395,30 @@ class SM(Component):
         v.last_issue = now
         policy.on_issue(v, now, si.long_wait)
         st = self.stats
+        pos = w.pos
         st.warp_insts += 1
-        st.thread_insts += w.lanes[w.pos]
-        w.pos += 1
-        w.ibuf -= 1
-        if kind == K_BAR:
+        st.thread_insts += w.lanes[pos]
+        w.pos = pos = pos + 1
+        w.ibuf = ibuf = w.ibuf - 1
+        if kind == K_ALU and pos < w.n:
+            # the common case, _update_ready inlined: the warp was ready (so not
+            # memory-blocked) and stays in the ready set unless it must wait now
+            if ibuf == 0:
+                self.ready[w.sched].discard(w.slot)
+                if not w.in_fetch:
+                    w.in_fetch = True
+                    self.fetchq.append(w.slot)
+            else:
+                nsi = w.instrs[w.pcs[pos]]
+                block = w.pending & (nsi.src_mask | nsi.dst_mask)
+                if block:
+                    self.ready[w.sched].discard(w.slot)
+                    if block & w.pending_mem:
+                        w.mem_blocked = True
+                        self.n_mem_blocked += 1
+                else:
+                    w.si = nsi
+        elif kind == K_BAR:
             # arrive after advancing, so a release (possibly by this very warp) judges
             # the instruction after the barrier
             w.at_barrier = True

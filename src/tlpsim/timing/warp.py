@@ -21,7 +21,7 @@ class Warp:
 
     __slots__ = ("slot", "sched", "cta", "run", "gwarp", "pcs", "lanes", "mem", "pos", "n", "pending",
                  "pending_mem", "ibuf", "at_barrier", "done", "view", "mem_blocked", "in_fetch", "si",
-                 "thread_total", "pc_hist")
+                 "thread_total", "pc_hist", "instrs")
 
     def __init__(self, slot: int, sched: int, cta, run, gwarp: int, age: int) -> None:
         trace = run.trace
@@ -32,6 +32,7 @@ class Warp:
         self.run = run
         self.gwarp = gwarp
         self.pcs = trace.pc[a:b].tolist()
+        self.instrs = run.static.instrs
         lanes = popcount32(trace.executed[a:b])  # thread instructions as GPGPU-Sim counts them
         self.lanes = lanes.tolist()
         # whole-stream totals, credited to the launch and the SM's per-class counters when
