@@ -18,7 +18,9 @@ $(STAMP): requirements.lock pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/tlpsim run sgemm --size small
+	rm -rf runs/demo
+	$(BIN)/tlpsim run sgemm --size small --run-dir runs/demo
+	$(BIN)/tlpsim report runs/demo -o runs/demo/report.html
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider

@@ -33,6 +33,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import signal
 import sys
 import time
@@ -415,6 +416,9 @@ def run_timing(name: str, ref: dict, ref_dir: Path = REF_DIR, time_limit: int = 
             return row
         row.update(_timing_metrics(records, stats, max_warps))
         row["rel_err"] = (row["cycles"] - row["gs_cycles"]) / row["gs_cycles"]
+        # end to end: PTX parse + functional (cold: trace_cache=False) + timing + the host program
+        row["e2e_thread_insn_per_s"] = row["thread_insn_executed"] / row["total_wall_s"]
+        row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return row
 
 
@@ -525,6 +529,30 @@ def table_timing(rows: list[dict], summ: dict) -> str:
     return "\n".join(lines)
 
 
+def table_speed(rows: list[dict]) -> str:
+    """Simulation speed against GPGPU-Sim's (issue 6 targets: timing alone >= 5x, end to end >= 2x)."""
+    lines = ["| kernel | thread insn | cycles | timing s | timing-alone thread-insn/s | x GPGPU-Sim | "
+             "warp-insn/s | cycles/s | end-to-end s | end-to-end thread-insn/s | x GPGPU-Sim | peak RSS MB |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        if r.get("error") is not None or "cycles" not in r:
+            continue
+        gs = r["gs_thread_insn_per_wall_s"]
+        t = r["timing_wall_s"]
+        lines.append(
+            f"| {r['kernel']} | {r['thread_insn_executed']:,} | {r['cycles']:,} | {t:.1f} | "
+            f"{r['timing_thread_insn_per_s'] / 1e6:.2f} M | {r['timing_thread_insn_per_s'] / gs:.1f}x | "
+            f"{r['warp_insn'] / t / 1e3:.0f} k | {r['cycles'] / t:,.0f} | {r['total_wall_s']:.1f} | "
+            f"{r['e2e_thread_insn_per_s'] / 1e6:.2f} M | {r['e2e_thread_insn_per_s'] / gs:.1f}x | "
+            f"{r['peak_rss_mb']:.0f} |")
+    lines.append("")
+    lines.append("GPGPU-Sim's rate is its thread_insn_per_wall_s (whole program) on the same machine class; "
+                 "timing alone = the timing model's wall time with the trace in hand; end to end = PTX parse, "
+                 "functional execution with tracing (no trace cache), timing and the host program. Peak RSS is "
+                 "the benchmark process's maximum so far (kernels run one after another in one process).")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = ap.add_mutually_exclusive_group()
@@ -559,6 +587,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(out, indent=1, default=str))
     elif args.timing:
         print(table_timing(rows, summary(rows)))
+        print()
+        print(table_speed(rows))
     else:
         print(table_functional(rows))
         for r in rows:

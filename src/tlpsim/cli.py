@@ -121,7 +121,7 @@ def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool
 @main.command("run")
 @click.argument("workload")
 @click.option("--size", default="small", show_default=True, type=click.Choice(["tiny", "small", "paper"]))
-@click.option("--mode", default="functional", show_default=True, type=click.Choice(["functional", "timing"]))
+@click.option("--mode", default="timing", show_default=True, type=click.Choice(["functional", "timing"]))
 @click.option("--config", "preset", default="gtx480", show_default=True, help="GPU preset (timing mode).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Config override with a dotted key, e.g. --set sm.warp_scheduler=lrr (repeatable).")
