@@ -169,6 +169,11 @@ class AccessResult(NamedTuple):
     evicted: Eviction | None
 
 
+# the outcomes carrying nothing but their status are immutable: share one each
+_HIT_RESULT = AccessResult(HIT, 0, None)
+_PENDING_RESULT = AccessResult(HIT_RESERVED, 0, None)
+
+
 class _Line:
     __slots__ = ("addr", "set_idx", "valid", "dirty", "reserved", "last_use", "born")
 
@@ -305,11 +310,11 @@ class CacheArray:
             need = mask & ~ln.valid
             if not need:
                 st.hits += 1
-                return AccessResult(HIT, 0, None)
+                return _HIT_RESULT
             missing = need & ~ln.reserved
             if not missing:
                 st.pending_hits += 1
-                return AccessResult(HIT_RESERVED, 0, None)
+                return _PENDING_RESULT
             st.sector_misses += 1
             if reserve:
                 ln.reserved |= missing
@@ -456,6 +461,11 @@ class MSHR:
 
     def __len__(self) -> int:
         return len(self._e)
+
+    def lines(self) -> dict:
+        """The live line -> entry dict (never replaced): owners test its truthiness
+        per cycle without a method call. Read only."""
+        return self._e
 
     @property
     def full(self) -> bool:
