@@ -336,6 +336,25 @@ class CacheArray:
             ln.reserved = mask
         return AccessResult(MISS, mask, evicted)
 
+    def access_if_hit(self, addr: int, mask: int = ALL) -> bool:
+        """`access(addr, mask)` when `probe` would say HIT (True); otherwise change
+        nothing (False). The common case of an L1 read in one lookup."""
+        ln = self._lines.get(addr)
+        if ln is None:
+            return False
+        mask &= self.full_mask
+        t = self._widen_tbl
+        if t is not None:
+            mask = t[mask]
+        if mask & ~ln.valid:
+            return False
+        self._clock += 1
+        ln.last_use = self._clock
+        st = self.stats
+        st.accesses += 1
+        st.hits += 1
+        return True
+
     def reserve(self, addr: int, mask: int = ALL) -> int:
         """Mark the absent sectors of `mask` (present line) as pending; returns them."""
         ln = self._line(addr)

@@ -291,9 +291,15 @@ class DramChannel(Component):
             s.active_cycles += 1
             if self._replies:
                 s.reply_stall_cycles += 1
-        if changed:
+        if changed and (self._replies or (self._held < self.queue_size and iq.ready(now_fs))):
             return True
+        # Idle, or no command, completion or acceptance possible before the next
+        # event: sleep until it (a timer) or an arrival (its push wakes the channel).
+        # Skipping the idle cycles after a command changes nothing: _account
+        # back-fills them from the unchanged state.
         nxt = self._next_event()
+        if changed and nxt <= cycle + 1:
+            return True
         if nxt < _INF and (self._timer <= cycle or nxt < self._timer):
             self._timer = nxt
             if self.engine is not None:

@@ -25,11 +25,12 @@ Everything is event driven: arrivals are reported by the input ports, releases a
 deliveries set timers, and a full output wakes the crossbar when its destination
 pops. Space freed by a pop is usable only from the next time step (see
 `TimedQueue.held_units`), so the crossbar also looks again next cycle when room is
-held by this step's pops or by credits in flight, sets a timer for the cycle the
-random arbiter next picks a packet that fits, and wakes an input's producer the
-cycle after each pop of that input. Per-cycle work is proportional to the waiting
-packets, never a scan of all ports. Stalls of skipped cycles are back-filled in
-`skipped()`.
+held by this step's pops or by credits in flight, and sets a timer for the cycle
+the random arbiter next picks a packet that fits. An input's producer is woken
+by the queue itself (by a pop from a queue too full for the largest packet, or
+after a `can_push` refused only for this step's pops). Per-cycle work is
+proportional to the waiting packets, never a scan of all ports. Stalls of
+skipped cycles are back-filled in `skipped()`.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ class FlitSizes:
     """Flits of a packet on a channel `flit_bytes` wide, tabulated by size class:
     the crossbar and its queues ask for a packet's flits several times per hop."""
 
-    __slots__ = ("flit_bytes", "header", "by_sectors")
+    __slots__ = ("by_sectors", "flit_bytes", "header")
 
     def __init__(self, flit_bytes: int) -> None:
         fb = self.flit_bytes = flit_bytes
@@ -190,7 +191,9 @@ class FlitQueue(TimedQueue):
         if c is not None:
             p = c.domain.period_fs
             ready = (now_fs // p + self.delay) * p
-            if c.engine is not None:
+            if type(c) is _InputPort:
+                c.xbar._note_arrival(ready, c.index)  # what the port's wake_at_time does
+            elif c.engine is not None:
                 c.engine.wake_at_time(c, ready)
         self._items.append((ready, item, f))
         self.used_flits += f
@@ -414,19 +417,6 @@ class Crossbar(Component):
                 self._req[o] = {i}
             else:
                 s.add(i)
-
-    @staticmethod
-    def _wake_producer(q: TimedQueue, now: int) -> None:
-        """Wake an input's producer at its next cycle after a pop. The queue itself
-        does so only when the pop frees a queue that was blocking; but the space is
-        usable only from the next step, so a producer that pushes after the pop in
-        this same step can be refused by the freed units alone — and would sleep
-        through the next cycle, where dense ticking lets it push. One timer per
-        grant, never a scan."""
-        p = q.producer
-        if p is not None and p.engine is not None:
-            d = p.domain
-            p.engine.wake_at_time(p, d.time_of(d.cycle_at(now) + 1))
 
     def _deliver(self, entry: tuple, now: int) -> None:
         cyc, _, o, units, pkt, arrival = entry

@@ -58,6 +58,15 @@ class SliceMux(Component):
                 dst.push(out.pop(), now)
                 self.returned += 1
                 progress = True
-        # without progress the mux is idle or blocked on a full queue, whose pop
-        # wakes it: either way it sleeps
-        return progress
+        # Without progress the mux is idle or blocked on a full queue, whose pop
+        # wakes it: either way it sleeps. After progress it looks again next cycle
+        # only if a request or reply is already waiting; later ones wake it through
+        # the timers their pushes set.
+        if not progress:
+            return False
+        if out.ready(now):
+            return True
+        for q in qs:
+            if q.ready(now):
+                return True
+        return False
