@@ -143,7 +143,18 @@ class AddressMap:
         return DramAddr(chip, bank, _pack(self._row, rest), _pack(self._col, rest), _pack(self._burst, rest), sub)
 
     def partition_of(self, addr: int) -> int:
-        """The memory sub-partition (L2 slice) serving addr."""
-        return self.decode(addr).sub_partition
+        """The memory sub-partition (L2 slice) serving addr: `decode(addr).sub_partition`
+        without decoding row, column and burst (asked once per memory request)."""
+        if self._gap:
+            hi = addr >> self.chip_start
+            chip = hi % self.n_channels
+            rest = ((hi // self.n_channels) << self.chip_start) | (addr & self._low)
+        else:
+            chip = _pack(self._chip, addr)
+            rest = addr
+        nsub = self.n_sub_partitions
+        if nsub == 1:
+            return chip
+        return chip * nsub + (_pack(self._bank, rest) & (nsub - 1))
 
 

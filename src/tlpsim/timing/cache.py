@@ -169,6 +169,11 @@ class AccessResult(NamedTuple):
     evicted: Eviction | None
 
 
+# the outcomes carrying nothing but their status are immutable: share one each
+_HIT_RESULT = AccessResult(HIT, 0, None)
+_PENDING_RESULT = AccessResult(HIT_RESERVED, 0, None)
+
+
 class _Line:
     __slots__ = ("addr", "set_idx", "valid", "dirty", "reserved", "last_use", "born")
 
@@ -305,11 +310,11 @@ class CacheArray:
             need = mask & ~ln.valid
             if not need:
                 st.hits += 1
-                return AccessResult(HIT, 0, None)
+                return _HIT_RESULT
             missing = need & ~ln.reserved
             if not missing:
                 st.pending_hits += 1
-                return AccessResult(HIT_RESERVED, 0, None)
+                return _PENDING_RESULT
             st.sector_misses += 1
             if reserve:
                 ln.reserved |= missing
@@ -330,6 +335,25 @@ class CacheArray:
         if reserve:
             ln.reserved = mask
         return AccessResult(MISS, mask, evicted)
+
+    def access_if_hit(self, addr: int, mask: int = ALL) -> bool:
+        """`access(addr, mask)` when `probe` would say HIT (True); otherwise change
+        nothing (False). The common case of an L1 read in one lookup."""
+        ln = self._lines.get(addr)
+        if ln is None:
+            return False
+        mask &= self.full_mask
+        t = self._widen_tbl
+        if t is not None:
+            mask = t[mask]
+        if mask & ~ln.valid:
+            return False
+        self._clock += 1
+        ln.last_use = self._clock
+        st = self.stats
+        st.accesses += 1
+        st.hits += 1
+        return True
 
     def reserve(self, addr: int, mask: int = ALL) -> int:
         """Mark the absent sectors of `mask` (present line) as pending; returns them."""
@@ -456,6 +480,11 @@ class MSHR:
 
     def __len__(self) -> int:
         return len(self._e)
+
+    def lines(self) -> dict:
+        """The live line -> entry dict (never replaced): owners test its truthiness
+        per cycle without a method call. Read only."""
+        return self._e
 
     @property
     def full(self) -> bool:

@@ -4,7 +4,7 @@ policy. It does not tick; the LD/ST unit calls it once per line access."""
 
 from __future__ import annotations
 
-from tlpsim.timing.cache import HIT, HIT_RESERVED, MISS, MSHR, RESERVATION_FAIL, SECTOR_MISS, CacheArray
+from tlpsim.timing.cache import HIT_RESERVED, MISS, MSHR, RESERVATION_FAIL, SECTOR_MISS, CacheArray
 
 
 class CachePort:
@@ -27,10 +27,9 @@ class CachePort:
         ("miss", sectors to fetch) — the caller must send that request —, or
         ("fail", 0) when it must retry (set, MSHR, merge or queue full)."""
         arr, mshr = self.array, self.mshr
-        st = arr.probe(line, mask)
-        if st == HIT:
-            arr.access(line, mask)
+        if arr.access_if_hit(line, mask):
             return "hit", now + self.hit_latency
+        st = arr.probe(line, mask)
         if st == HIT_RESERVED:
             if not mshr.can_merge(line):
                 arr.stats.res_fail_merge += 1

@@ -199,6 +199,7 @@ class DramChannel(Component):
         self.channel_id = channel_id
         self.n_banks, self.n_bank_groups, self.row_bytes = n_banks, n_bank_groups, row_bytes
         self.scheduler, self.queue_size = scheduler, queue_size
+        self._frfcfs = scheduler == "frfcfs"
         self.in_queue, self.out_queue = in_queue, out_queue
         for q, attr in ((in_queue, "consumer"), (out_queue, "producer")):
             other = getattr(q, attr)
@@ -250,6 +251,7 @@ class DramChannel(Component):
         self._grp_col_ok = [0] * n_bank_groups
         self._grp_pre_ok = [0] * n_bank_groups
         self._timer = -1
+        self._period = domain.period_fs
 
     # -- engine interface
 
@@ -260,7 +262,7 @@ class DramChannel(Component):
         self._account(last - first + 1)
 
     def tick(self, cycle: int) -> bool:
-        now_fs = self.domain.time_of(cycle)
+        now_fs = cycle * self._period
         changed = False
         done = self._done
         if done and done[0][0] <= cycle:
@@ -283,13 +285,25 @@ class DramChannel(Component):
                     self._issue_col(bank, cycle)
                 else:
                     self._issue_row(bank, cycle)
-        self._account(1)
-        if changed:
+        if self._held or self._done or self._replies:  # _account(1), inlined
+            s = self.stats
+            s.queue_occupancy_sum += self._held
+            s.active_cycles += 1
+            if self._replies:
+                s.reply_stall_cycles += 1
+        if changed and (self._replies or (self._held < self.queue_size and iq.ready(now_fs))):
             return True
+        # Idle, or no command, completion or acceptance possible before the next
+        # event: sleep until it (a timer) or an arrival (its push wakes the channel).
+        # Skipping the idle cycles after a command changes nothing: _account
+        # back-fills them from the unchanged state.
         nxt = self._next_event()
+        if changed and nxt <= cycle + 1:
+            return True
         if nxt < _INF and (self._timer <= cycle or nxt < self._timer):
             self._timer = nxt
-            self.wake_at(nxt)
+            if self.engine is not None:
+                self.engine.wake_at_time(self, nxt * self._period)
         return False
 
     # -- bookkeeping
@@ -385,6 +399,33 @@ class DramChannel(Component):
         """The bank whose command issues this cycle. FR-FCFS: the oldest ready column
         command, else the oldest ready ACT/PRE; FCFS: the oldest ready command."""
         col_open = cycle >= self._col_ok  # tCCD bounds every column command
+        if self._frfcfs:
+            # _col_time(b, txn) <= cycle and _row_time(b) <= cycle, spelled out as
+            # comparisons (this runs every busy DRAM cycle)
+            if col_open:
+                rd_ready = self._rd_ok <= cycle and self._bus_free - self.tCL <= cycle
+                wr_ready = self._wr_ok <= cycle and self._bus_free - self.tWL <= cycle
+                owed_full = self._reads_owed >= self.return_queue_size
+                gcol = self._grp_col_ok
+                for b in self._serving:
+                    txn = b.cur
+                    if b.open_row != txn.row or gcol[b.group] > cycle:
+                        continue
+                    if txn.is_write:
+                        if wr_ready and b.next_wr <= cycle:
+                            return b
+                    elif rd_ready and b.next_rd <= cycle and not (owed_full and txn.done_bursts == 0):
+                        return b
+            act_ok = self._act_ok <= cycle
+            gpre = self._grp_pre_ok
+            for b in self._serving:
+                if b.open_row != b.cur.row:
+                    if b.open_row < 0:
+                        if act_ok and b.next_act <= cycle:
+                            return b
+                    elif b.next_pre <= cycle and gpre[b.group] <= cycle:
+                        return b
+            return None
         if self.scheduler == "fcfs":
             for b in self._serving:
                 if b.open_row == b.cur.row:

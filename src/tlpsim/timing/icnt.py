@@ -25,11 +25,12 @@ Everything is event driven: arrivals are reported by the input ports, releases a
 deliveries set timers, and a full output wakes the crossbar when its destination
 pops. Space freed by a pop is usable only from the next time step (see
 `TimedQueue.held_units`), so the crossbar also looks again next cycle when room is
-held by this step's pops or by credits in flight, sets a timer for the cycle the
-random arbiter next picks a packet that fits, and wakes an input's producer the
-cycle after each pop of that input. Per-cycle work is proportional to the waiting
-packets, never a scan of all ports. Stalls of skipped cycles are back-filled in
-`skipped()`.
+held by this step's pops or by credits in flight, and sets a timer for the cycle
+the random arbiter next picks a packet that fits. An input's producer is woken
+by the queue itself (by a pop from a queue too full for the largest packet, or
+after a `can_push` refused only for this step's pops). Per-cycle work is
+proportional to the waiting packets, never a scan of all ports. Stalls of
+skipped cycles are back-filled in `skipped()`.
 """
 
 from __future__ import annotations
@@ -41,27 +42,61 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tlpsim.timing.engine import ClockDomain, Component
-from tlpsim.timing.mem_types import HEADER_BYTES
+from tlpsim.timing.mem_types import HEADER_BYTES, WRITE, MemRequest
 from tlpsim.timing.queues import TimedQueue
 
 LINE_BYTES = 128
+SECTOR_BYTES = 32
 ARBITERS = ("rr", "round_robin", "islip", "random")
 # GPUDuet §4.1: interconnect utilisation is reported against the sustainable
 # throughput of an input-queued crossbar, "60% of the peak bandwidth".
 SUSTAINABLE_FRACTION = 0.6
 
 
-_FLITS: dict = {}
+class FlitSizes:
+    """Flits of a packet on a channel `flit_bytes` wide, tabulated by size class:
+    the crossbar and its queues ask for a packet's flits several times per hop."""
+
+    __slots__ = ("by_sectors", "flit_bytes", "header")
+
+    def __init__(self, flit_bytes: int) -> None:
+        fb = self.flit_bytes = flit_bytes
+        self.header = max(1, -(-HEADER_BYTES // fb))        # a packet without data
+        self.by_sectors = [max(1, -(-(HEADER_BYTES + SECTOR_BYTES * n) // fb)) for n in range(33)]
+
+    def of(self, pkt: Any) -> int:
+        """`max(1, ceil(pkt.packet_bytes() / flit_bytes))`, with MemRequest's
+        payload rule inlined (requests carry data for writes, replies for reads and
+        atomics); other packet types are asked."""
+        if type(pkt) is not MemRequest:
+            return max(1, -(-pkt.packet_bytes() // self.flit_bytes))
+        if (pkt.kind == WRITE) != bool(pkt.is_reply):
+            n = pkt.sector_mask.bit_count()
+            return self.by_sectors[n] if n <= 32 else max(1, -(-pkt.packet_bytes() // self.flit_bytes))
+        return self.header
+
+    def bytes_of(self, pkt: Any) -> int:
+        """`pkt.packet_bytes()` (MemRequest's rule inlined, as in `of`)."""
+        if type(pkt) is not MemRequest:
+            return pkt.packet_bytes()
+        if (pkt.kind == WRITE) != bool(pkt.is_reply):
+            return HEADER_BYTES + SECTOR_BYTES * pkt.sector_mask.bit_count()
+        return HEADER_BYTES
+
+
+_SIZES: dict[int, FlitSizes] = {}
+
+
+def flit_sizes(flit_bytes: int) -> FlitSizes:
+    fs = _SIZES.get(flit_bytes)
+    if fs is None:
+        fs = _SIZES[flit_bytes] = FlitSizes(flit_bytes)
+    return fs
 
 
 def packet_flits(packet: Any, flit_bytes: int) -> int:
-    """Flits a packet occupies on a channel `flit_bytes` wide (at least one). Memoised
-    on the packet's size class: this is asked many times per packet."""
-    key = (packet.kind, packet.is_reply, packet.sector_mask, flit_bytes)
-    n = _FLITS.get(key)
-    if n is None:
-        n = _FLITS[key] = max(1, -(-packet.packet_bytes() // flit_bytes))
-    return n
+    """Flits a packet occupies on a channel `flit_bytes` wide (at least one)."""
+    return flit_sizes(flit_bytes).of(packet)
 
 
 def default_route(packet: Any) -> int:
@@ -73,7 +108,13 @@ class FlitQueue(TimedQueue):
     """A TimedQueue whose capacity counts flits instead of packets (a router buffer
     of `capacity` flits). `can_push()` without an item asks for room for the
     largest packet (header + a full 128-byte line); `can_push(item)` for that one.
-    A pop that leaves room for a largest packet wakes the producer."""
+    A pop that leaves room for a largest packet wakes the producer.
+
+    The TimedQueue operations are restated here with the flits of each packet
+    computed once at push and kept with it (entries are (ready time, packet,
+    flits)): these queues carry every packet of the interconnect, so the generic
+    per-call `units_of` dispatch dominated the memory side. Behaviour, counters and
+    wake-ups are exactly TimedQueue's."""
 
     def __init__(self, name: str, capacity_flits: int, flit_bytes: int, consumer: Component | None = None,
                  delay: int = 1, producer: Component | None = None) -> None:
@@ -86,21 +127,102 @@ class FlitQueue(TimedQueue):
                              f"({self.max_packet_flits} flits of {flit_bytes} bytes)")
         super().__init__(name, capacity_flits, consumer, delay, producer)
         self.used_flits = 0
+        self._sizes = flit_sizes(flit_bytes)
 
     def flits_of(self, item: Any) -> int:
-        return packet_flits(item, self.flit_bytes)
+        return self._sizes.of(item)
 
     def units_of(self, item: Any = None) -> int:
-        return self.max_packet_flits if item is None else self.flits_of(item)
+        return self.max_packet_flits if item is None else self._sizes.of(item)
 
     def used_units(self) -> int:
         return self.used_flits
 
     def _on_push(self, item: Any) -> None:
-        self.used_flits += self.flits_of(item)
+        self.used_flits += self._sizes.of(item)
 
     def _on_pop(self, item: Any) -> None:
-        self.used_flits -= self.flits_of(item)
+        self.used_flits -= self._sizes.of(item)
+
+    def _engine_now(self) -> int | None:
+        eng = self._eng
+        if eng is not None:
+            return eng.now
+        for c in (self.consumer, self.producer):
+            if c is not None and c.engine is not None:
+                eng = c.engine
+                if type(c) is _InputPort:
+                    # the port stands in for its crossbar: use the crossbar's engine
+                    # once it has one (the port reads time 0 until then)
+                    eng = c.xbar.engine
+                    if eng is None:
+                        return 0
+                self._eng = eng  # components join one engine for good
+                return eng.now
+        return None
+
+    def held_units(self) -> int:
+        """Flits not reusable now: queued packets plus what was popped this time step."""
+        if self._freed and self._engine_now() == self._free_t:
+            return self.used_flits + self._freed
+        return self.used_flits
+
+    def can_push(self, item: Any = None) -> bool:
+        need = self.max_packet_flits if item is None else self._sizes.of(item)
+        used = self.used_flits
+        held = used + self._freed if self._freed and self._engine_now() == self._free_t else used
+        if held + need <= self.capacity:
+            return True
+        self.full_refusals += 1
+        p = self.producer
+        if used + need <= self.capacity and p is not None and p.engine is not None:
+            # refused only because of this step's pops: the room is there next cycle
+            d = p.domain
+            now = self._engine_now() or 0
+            p.engine.wake_at_time(p, (now // d.period_fs + 1) * d.period_fs)
+        return False
+
+    def push(self, item: Any, now_fs: int) -> None:
+        f = self._sizes.of(item)
+        if self.used_flits + f > self.capacity:
+            raise RuntimeError(f"push into full queue {self.name}: the producer must check can_push() first")
+        ready = now_fs
+        c = self.consumer
+        if c is not None:
+            p = c.domain.period_fs
+            ready = (now_fs // p + self.delay) * p
+            if type(c) is _InputPort:
+                c.xbar._note_arrival(ready, c.index)  # what the port's wake_at_time does
+            elif c.engine is not None:
+                c.engine.wake_at_time(c, ready)
+        self._items.append((ready, item, f))
+        self.used_flits += f
+        self.pushes += 1
+
+    def ready(self, now_fs: int) -> bool:
+        items = self._items
+        return bool(items) and items[0][0] <= now_fs
+
+    def head_flits(self) -> int:
+        """Flits of the head packet."""
+        return self._items[0][2]
+
+    def pop(self) -> Any:
+        blocking = self.capacity - self.used_flits < self.max_packet_flits
+        _, item, f = self._items.popleft()
+        self.used_flits -= f
+        now = self._engine_now()
+        if now is not None:
+            if now != self._free_t:
+                self._free_t, self._freed = now, 0
+            self._freed += f
+        p = self.producer
+        if blocking and p is not None and p.engine is not None:
+            # freed space is usable from the producer's next cycle
+            d = p.domain
+            pf = d.period_fs
+            p.engine.wake_at_time(p, ((now if now is not None else 0) // pf + 1) * pf)
+        return item
 
 
 class _InputPort:
@@ -227,6 +349,9 @@ class Crossbar(Component):
         self.inputs = list(inputs)
         self.outputs = list(outputs)
         self.stats = CrossbarStats(n_inputs, n_outputs)
+        self._period = domain.period_fs
+        self._timer_steps: set[int] = set()              # future steps with a timer set (see _timer)
+        self._sizes = flit_sizes(flit_bytes)
 
         self._arrivals: list[tuple[int, int]] = []        # (ready time fs, input)
         self._unscheduled = False                         # arrivals noted before joining an engine
@@ -257,9 +382,26 @@ class Crossbar(Component):
     def _note_arrival(self, t_fs: int, i: int) -> None:
         heapq.heappush(self._arrivals, (t_fs, i))
         if self.engine is not None:
-            self.engine.wake_at_time(self, t_fs)
+            self._timer(t_fs)
         else:
             self._unscheduled = True
+
+    def _timer(self, t_fs: int) -> None:
+        """Wake the crossbar at time t (it must have joined an engine). Many events
+        fall on the same step (all inputs receiving in one cycle, a release and a
+        delivery together), so a timer already set for a future step is not set
+        again: the engine pops timers only when their step comes, so that one is
+        still pending and one timer per step is all the engine needs."""
+        eng = self.engine
+        if t_fs > eng.now:
+            pend = self._timer_steps
+            if t_fs in pend:
+                return
+            if len(pend) > 64:  # forget the steps already past
+                now = eng.now
+                self._timer_steps = pend = {t for t in pend if t > now}
+            pend.add(t_fs)
+        eng.wake_at_time(self, t_fs)
 
     def _consider(self, i: int, now: int) -> None:
         """Input i is idle: make its head packet a request if it is ready."""
@@ -276,19 +418,6 @@ class Crossbar(Component):
             else:
                 s.add(i)
 
-    @staticmethod
-    def _wake_producer(q: TimedQueue, now: int) -> None:
-        """Wake an input's producer at its next cycle after a pop. The queue itself
-        does so only when the pop frees a queue that was blocking; but the space is
-        usable only from the next step, so a producer that pushes after the pop in
-        this same step can be refused by the freed units alone — and would sleep
-        through the next cycle, where dense ticking lets it push. One timer per
-        grant, never a scan."""
-        p = q.producer
-        if p is not None and p.engine is not None:
-            d = p.domain
-            p.engine.wake_at_time(p, d.time_of(d.cycle_at(now) + 1))
-
     def _deliver(self, entry: tuple, now: int) -> None:
         cyc, _, o, units, pkt, arrival = entry
         self.outputs[o].push(pkt, now)
@@ -302,7 +431,7 @@ class Crossbar(Component):
     # ---------------------------------------------------------------- ticking
 
     def tick(self, cycle: int) -> bool:
-        now = self.domain.time_of(cycle)
+        now = cycle * self._period
         if self._unscheduled and self.engine is not None:
             self._unscheduled = False
             for t, _ in self._arrivals:
@@ -336,7 +465,12 @@ class Crossbar(Component):
         # FIFO inputs each input requests exactly one output, so iSLIP's accept
         # phase always accepts and one-iteration iSLIP makes this same choice.
         p, n = self._ptr[o], self.n_inputs
-        return min(reqs, key=lambda i: (i - p) % n)
+        best, dist = -1, n
+        for i in reqs:
+            d = (i - p) % n
+            if d < dist:
+                best, dist = i, d
+        return best
 
     def _wake_for_random_fit(self, cycle: int, o: int, reqs: set[int]) -> None:
         """Output o refused the randomly picked packet for lack of room, with no
@@ -367,31 +501,35 @@ class Crossbar(Component):
         must look again next cycle (blocked on credits that only a pop can return
         while a packet is still in flight to that output)."""
         st = self.stats
+        sizes = self._sizes
+        req_by_out, held_out, reserved, flit_out = self._req, self._held, self._reserved, self._flit_out
+        inputs, outputs = self.inputs, self.outputs
         contention = backpressure = 0
         poll = False
-        for o in sorted(self._req):
-            reqs = self._req[o]
-            if self._held[o]:
+        for o in sorted(req_by_out):
+            reqs = req_by_out[o]
+            if held_out[o]:
                 contention += len(reqs)
                 continue
-            i = self._pick(cycle, o, reqs)
-            q_in = self.inputs[i]
+            i = next(iter(reqs)) if len(reqs) == 1 else self._pick(cycle, o, reqs)
+            q_in = inputs[i]
             pkt = q_in.peek()
-            out = self.outputs[o]
-            f = packet_flits(pkt, self.flit_bytes)
-            if self._flit_out[o]:
-                units = out.flits_of(pkt)
-                room = out.held_units() + self._reserved[o] + units <= out.capacity
+            out = outputs[o]
+            f = sizes.of(pkt)
+            held = out.held_units()
+            if flit_out[o]:
+                units = f if out._sizes is sizes else out.flits_of(pkt)
+                room = held + reserved[o] + units <= out.capacity
             else:
                 units = 1
-                room = out.held_units() + self._reserved[o] < out.capacity
+                room = held + reserved[o] < out.capacity
             if not room:
                 backpressure += len(reqs)
                 # Look again next cycle unless a pop is sure to wake us: credits in
                 # flight hide room a non-blocking pop would free silently, and units
                 # popped this step (held_units > used_units) become usable next step
                 # without any wake (e.g. a delivery refilled the queue after the pop).
-                if self._reserved[o] or out.held_units() > out.used_units():
+                if reserved[o] or held > out.used_units():
                     poll = True
                 elif self._random and len(reqs) > 1:
                     # the random pick changes every cycle: wake when it next falls
@@ -399,9 +537,8 @@ class Crossbar(Component):
                     self._wake_for_random_fit(cycle, o, reqs)
                 continue
             # grant: input i streams f flits to output o during [cycle, cycle + f)
-            arrival = q_in.next_ready_time() // self.domain.period_fs
+            arrival = q_in.next_ready_time() // self._period
             q_in.pop()
-            self._wake_producer(q_in, now)
             if self._unannounced[i]:
                 self._unannounced[i] -= 1
                 if self._unannounced[i]:
@@ -411,15 +548,15 @@ class Crossbar(Component):
                 st.conflicts += len(reqs)
                 contention += len(reqs)
             else:
-                del self._req[o]
+                del req_by_out[o]
             self._requesting[i] = False
             self._busy_in[i] = True
-            self._held[o] = True
-            self._reserved[o] += units
+            held_out[o] = True
+            reserved[o] += units
             self._ptr[o] = (i + 1) % self.n_inputs
             end = cycle + f
             heapq.heappush(self._releases, (end, i, o))
-            self.wake_at(end)
+            self._timer(end * self._period)
             due = end - 1 + self.latency
             entry = (due, next(self._seq), o, units, pkt, arrival)
             if due <= cycle:
@@ -427,10 +564,10 @@ class Crossbar(Component):
             else:
                 heapq.heappush(self._deliveries, entry)
                 if due != end:
-                    self.wake_at(due)
+                    self._timer(due * self._period)
             st.packets += 1
             st.flits += f
-            st.bytes += pkt.packet_bytes()
+            st.bytes += sizes.bytes_of(pkt)
             st.input_busy[i] += f
             st.output_busy[o] += f
         st.contention_stalls += contention

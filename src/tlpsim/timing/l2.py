@@ -143,6 +143,8 @@ class L2Slice(Component):
         self._fill_free = 0     # first cycle the fill port can take a DRAM reply
         self._stall: str | None = None   # why the lookup stalled in the last tick
         self._occupied = False
+        self._period = domain.period_fs
+        self._mshr_lines = self.mshr.lines()   # the MSHR's live entry dict: truthy while misses are pending
 
     # -- engine interface -------------------------------------------------------------
     def busy(self) -> bool:
@@ -161,35 +163,59 @@ class L2Slice(Component):
         return self.stats.busy_cycles / cycles if cycles else 0.0
 
     def tick(self, cycle: int) -> bool:
-        now = self.domain.time_of(cycle)
+        now = cycle * self._period
         progress = False
         self._stall = None
-        fd = self.from_dram
-        if not self._resp and cycle >= self._fill_free and fd.ready(now):
-            self._fill(fd.pop(), cycle)
-            progress = True
+        resp = self._resp
+        if not resp and cycle >= self._fill_free:
+            fd = self.from_dram
+            if fd.ready(now):
+                self._fill(fd.pop(), cycle)
+                progress = True
         rop = self._rop
         if rop and rop[0][0] <= cycle and cycle >= self._port_free and self._lookup(rop[0][1], cycle, now):
             rop.popleft()
             progress = True
-        fi = self.from_icnt
-        if len(rop) < self._rop_cap and fi.ready(now):
-            rop.append((cycle + self.hit_latency, fi.pop()))
-            self.wake_at(cycle + self.hit_latency)
+        if len(rop) < self._rop_cap:
+            fi = self.from_icnt
+            if fi.ready(now):
+                due = cycle + self.hit_latency
+                rop.append((due, fi.pop()))
+                self._wake_at(due)
+                progress = True
+        missq = self._missq
+        if missq and self.to_dram.can_push():
+            self.to_dram.push(missq.popleft(), now)
             progress = True
-        if self._missq and self.to_dram.can_push():
-            self.to_dram.push(self._missq.popleft(), now)
-            progress = True
-        if self._resp and self.to_icnt.can_push():
-            self.to_icnt.push(self._resp.popleft(), now)
+        if resp and self.to_icnt.can_push():
+            self.to_icnt.push(resp.popleft(), now)
             self.stats.replies += 1
             progress = True
-        self._occupied = bool(rop or self._resp or self._missq or len(self.mshr))
-        if self._occupied:
+        if rop or resp or missq or self._mshr_lines:
+            self._occupied = True
             self.stats.occupied_cycles += 1
+        else:
+            self._occupied = False
         if self._stall is not None:
             self._count_stall(self._stall, 1)
-        return progress
+        if not progress or resp or missq:
+            return progress
+        # Progress made, but sleep at once when no stage can act next cycle without
+        # an event that wakes the slice anyway: a later ROP head, a later arrival
+        # and a later DRAM reply each have the timer their push / accept set, and the
+        # state (so the skipped() back-fill) stays as it is. This spares the idle
+        # tick that would follow every burst of work.
+        if rop and rop[0][0] <= cycle + 1:
+            return True
+        if len(rop) < self._rop_cap and self.from_icnt.ready(now):
+            return True
+        return self.from_dram.ready(now)
+
+    def _wake_at(self, cycle: int) -> None:
+        """`wake_at` without the generic method chain (called per request)."""
+        eng = self.engine
+        if eng is not None:
+            eng.wake_at_time(self, cycle * self._period)
 
     def debug_state(self) -> dict:
         """Occupancy snapshot for deadlock reports."""
@@ -234,7 +260,7 @@ class L2Slice(Component):
         k = self._port_cycles(n * SECTOR_BYTES)
         self._fill_free = cycle + k
         if k > 1:
-            self.wake_at(cycle + k)
+            self._wake_at(cycle + k)
 
     def _lookup(self, req: MemRequest, cycle: int, now: int) -> bool:
         """Try the tag access of the ROP head; False (with `_stall` set) if it must wait."""
@@ -365,7 +391,7 @@ class L2Slice(Component):
         self.stats.busy_cycles += k
         self._port_free = cycle + k
         if k > 1:
-            self.wake_at(cycle + k)
+            self._wake_at(cycle + k)
 
     def _reply(self, req: MemRequest, now: int) -> None:
         req.is_reply = True

@@ -29,7 +29,7 @@ class MemRequest:
 
     @property
     def n_sectors(self) -> int:
-        return bin(self.sector_mask).count("1")
+        return self.sector_mask.bit_count()
 
     def payload_bytes(self) -> int:
         """Bytes of data the packet carries: writes carry data to L2, read and atomic

@@ -35,12 +35,13 @@ class SliceMux(Component):
         return any(len(q) for q in self.to_dram) or len(self.channel_out) > 0
 
     def tick(self, cycle: int) -> bool:
-        now = self.domain.time_of(cycle)
+        now = cycle * self.domain.period_fs
         progress = False
         # one request into the channel per cycle, round-robin over the slices
-        n = len(self.to_dram)
+        qs = self.to_dram
+        n = len(qs)
         for k in range(n):
-            q = self.to_dram[(self.rr + k) % n]
+            q = qs[(self.rr + k) % n]
             if q.ready(now):
                 if self.channel_in.can_push(q.peek()):
                     self.channel_in.push(q.pop(), now)
@@ -49,13 +50,23 @@ class SliceMux(Component):
                     progress = True
                 break
         # one reply back per cycle
-        if self.channel_out.ready(now):
-            rep = self.channel_out.peek()
+        out = self.channel_out
+        if out.ready(now):
+            rep = out.peek()
             dst = self.from_dram[self.slice_of(rep)]
             if dst.can_push(rep):
-                dst.push(self.channel_out.pop(), now)
+                dst.push(out.pop(), now)
                 self.returned += 1
                 progress = True
-        if not progress and (any(q.ready(now) for q in self.to_dram) or self.channel_out.ready(now)):
-            return False  # blocked on a full queue: its pop wakes us
-        return progress
+        # Without progress the mux is idle or blocked on a full queue, whose pop
+        # wakes it: either way it sleeps. After progress it looks again next cycle
+        # only if a request or reply is already waiting; later ones wake it through
+        # the timers their pushes set.
+        if not progress:
+            return False
+        if out.ready(now):
+            return True
+        for q in qs:
+            if q.ready(now):
+                return True
+        return False
