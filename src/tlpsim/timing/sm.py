@@ -15,7 +15,7 @@ import heapq
 from collections import deque
 
 from tlpsim.timing.engine import ClockDomain, Component
-from tlpsim.timing.static import DP, K_ALU, K_BAR, K_BRANCH, K_EXIT, K_MEM, K_NOP, LDST, SFU, SP
+from tlpsim.timing.static import DP, K_ALU, K_BAR, K_BRANCH, K_EXIT, K_MEM, K_NOP, LDST, SFU, SP, regs_of
 from tlpsim.timing.stats import ACTIVE, CORE_STALL, IDLE, MEM_STALL, SMStats
 from tlpsim.timing.warp import CTA, Warp
 
@@ -183,7 +183,7 @@ class SM(Component):
             w.pending &= ~mask
             if from_mem:
                 w.pending_mem &= ~mask
-            self.operands.write(w.slot, (), now)
+            self.operands.write(w.slot, regs_of(mask), now)
             self._update_ready(w)
             progress = True
         # 2. LD/ST unit

@@ -57,6 +57,17 @@ class LatencyTables:
         )
 
 
+def regs_of(mask: int) -> tuple:
+    """Register ids whose bits are set in `mask` (a writeback's registers, for the
+    operand storage's write count); masks hold a handful of bits, so loop over them."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class StaticInstr:
     pc: int
