@@ -31,6 +31,10 @@ class PowerConfig(Section):
                                     "not allocated to resident CTAs, as Lee et al. (HPCA 2014) assume; an "
                                     "operand-storage plug-in that reports subarray on-cycles overrides it for the RF")
 
+    gate_idle_sms: bool = field(False, "ideal power gating of whole SMs while no warp is resident: SM structures "
+                                       "leak only in cycles with resident warps (GPUWattch instead charges idle "
+                                       "SMs their idle power, which is the default here)")
+
     @field_validator("technology_node")
     @classmethod
     def _node(cls, v: str) -> str:

@@ -31,8 +31,9 @@ Events per structure (the table key is `<event>_energy_pj`):
 
 Static: instance-cycles powered. RF and shared memory follow the CTAs resident
 (resident CTA-cycles x the CTA's allocation / the instance size) under ideal gating
-(power.gate_unused), or the plug-in's subarray on-cycles; everything else is
-powered for the whole launch on every SM.
+(power.gate_unused), or the plug-in's subarray on-cycles; the other SM structures
+are powered for the whole launch on every SM, or only in cycles with resident warps
+under power.gate_idle_sms; L2, crossbar and DRAM for the whole launch.
 """
 
 from __future__ import annotations
@@ -139,6 +140,9 @@ def launch_activity(cfg, table: dict, cycles: int, per_sm: list, sm_parts: list,
 
     # static: powered instance-cycles
     sm_cycles = cycles * n_sms
+    # SM-cycles with resident warps (issue slots are counted only then)
+    busy = _sum(per_sm, "issue_slots") / s.n_schedulers
+    sm_on = min(busy, sm_cycles) if cfg.power.gate_idle_sms else sm_cycles
     cta_cycles = _sum(per_sm, "resident_cta_cycles")
     rf_banks = s.register_file_bytes / table["rf_bank"]["size_bytes"]
     if gates_subarrays:
@@ -146,21 +150,21 @@ def launch_activity(cfg, table: dict, cycles: int, per_sm: list, sm_parts: list,
     elif cfg.power.gate_unused:
         rf_on = min(cta_cycles * regs_per_cta * 4 / table["rf_bank"]["size_bytes"], rf_banks * sm_cycles)
     else:
-        rf_on = rf_banks * sm_cycles
+        rf_on = rf_banks * sm_on
     act.power("rf_bank", rf_on, rf_banks * sm_cycles)
     smem_banks = s.shared_bytes / table["smem"]["size_bytes"]
     smem_on = (min(cta_cycles * smem_per_cta / table["smem"]["size_bytes"], smem_banks * sm_cycles)
-               if cfg.power.gate_unused else smem_banks * sm_cycles)
+               if cfg.power.gate_unused else smem_banks * sm_on)
     act.power("smem", smem_on, smem_banks * sm_cycles)
     sized = {"l1d": cfg.l1d.size_kb * 1024 if cfg.l1d.enabled else 0, "l1c": cfg.l1c.size_kb * 1024,
              "l1i": cfg.l1i.size_kb * 1024}
     for name, nbytes in sized.items():
-        n = nbytes / table[name]["size_bytes"] * sm_cycles
-        act.power(name, n, n)
+        n = nbytes / table[name]["size_bytes"]
+        act.power(name, n * sm_on, n * sm_cycles)
     for name in ("operand_collector", "decode", "scheduler", "alu", "sm_core"):
-        act.power(name, sm_cycles, sm_cycles)
+        act.power(name, sm_on, sm_cycles)
     for name, count in (structures or {}).items():
-        act.power(name, count * sm_cycles, count * sm_cycles)
+        act.power(name, count * sm_on, count * sm_cycles)
     n = cfg.l2.size_kb * 1024 / table["l2"]["size_bytes"] * cycles
     act.power("l2", n, n)
     act.power("icnt", cycles, cycles)
