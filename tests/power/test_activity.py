@@ -1,7 +1,6 @@
 """Deriving a launch's activity from counter records (hand-made here): event counts,
 unit conversions and powered instance-cycles under each gating mode."""
 
-import pytest
 
 from tlpsim.config.loader import load_config
 from tlpsim.power.activity import launch_activity

@@ -10,7 +10,7 @@ table entry changes the result in proportion."""
 from __future__ import annotations
 
 from tlpsim.errors import ConfigError
-from tlpsim.power.activity import Activity, launch_activity, sm_counters
+from tlpsim.power.activity import Activity, launch_activity
 from tlpsim.power.table import EnergyTable, load_table
 from tlpsim.timing.stats import EnergyStats
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import difflib
 import tomllib
-from functools import lru_cache
+from collections.abc import Mapping
+from functools import cache
 from importlib import resources
-from typing import Any, Mapping
+from typing import Any
 
 from tlpsim.errors import ConfigError
 
@@ -27,7 +28,7 @@ def available_nodes() -> list[str]:
     return sorted(p.name[:-5] for p in files.iterdir() if p.name.endswith(".toml"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _read(node: str) -> dict:
     path = resources.files("tlpsim.power") / "tables" / f"{node}.toml"
     if not path.is_file():
