@@ -64,12 +64,20 @@ def test_record_matches_the_launch_counters(traced):
     assert e.events["decode"] == {"access": st.warp_insts}
     assert e.events["smem"]["crossbar"] == sum(s["smem_accesses"] + s["smem_bank_conflict_cycles"] for s in ps)
     assert e.events["icnt"] == {"flit": st.components["icnt_up_flits"] + st.components["icnt_down_flits"]}
-    # ideal gating: the RF leaks only for the resident CTAs' registers (rounded to 4 per thread)
-    regs = -(-rec.resources.registers // 4) * 4 * 128
-    cta_cycles = sum(s["resident_cta_cycles"] for s in ps)
-    assert e.static_j["rf_bank"] == pytest.approx(cta_cycles * regs * 4 / 4096 / 700e6 * 2.8e-3)
+    # no gating on Fermi: 32 banks of 4 KB per SM leak for the whole launch
+    assert e.static_j["rf_bank"] == pytest.approx(15 * 32 * st.cycles / 700e6 * 2.8e-3)
     assert e.static_j["sm_core"] == pytest.approx(15 * st.cycles / 700e6 * 1.4486)
     assert e.total_j == pytest.approx(sum(e.dynamic_j.values()) + sum(e.static_j.values()))
+
+
+def test_ideal_gating_powers_the_resident_ctas_registers(traced):
+    st, _, rec = _run(traced, ["power.gate_unused=true"])
+    regs = -(-rec.resources.registers // 4) * 4 * 128       # rounded to 4 per thread, 128 threads
+    cta_cycles = sum(s["resident_cta_cycles"] for s in st.per_sm)
+    assert cta_cycles > 0
+    assert st.energy.static_j["rf_bank"] == pytest.approx(cta_cycles * regs * 4 / 4096 / 700e6 * 2.8e-3)
+    smem = rec.resources.shared_bytes
+    assert st.energy.static_j["smem"] == pytest.approx(cta_cycles * smem / 1536 / 700e6 * 1.05e-3)
 
 
 def test_a_table_override_changes_the_energy_in_proportion(traced):

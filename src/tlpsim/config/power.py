@@ -27,9 +27,10 @@ class PowerConfig(Section):
     table: dict[str, Any] = field({}, "overrides of the node's energy table, e.g. "
                                       "{ rf_bank = { access_energy_pj = 4.68, leakage_mw_per_bank = 2.8 } }; "
                                       "structures and keys must exist in power/tables/<node>.toml")
-    gate_unused: bool = field(True, "ideal power gating (no overhead) of register-file and shared-memory capacity "
-                                    "not allocated to resident CTAs, as Lee et al. (HPCA 2014) assume; an "
-                                    "operand-storage plug-in that reports subarray on-cycles overrides it for the RF")
+    gate_unused: bool = field(False, "ideal power gating (no overhead) of register-file and shared-memory capacity "
+                                     "not allocated to resident CTAs, as Lee et al. (HPCA 2014) assume (Fermi itself "
+                                     "does not gate); an operand-storage plug-in that reports subarray on-cycles "
+                                     "overrides it for the RF")
 
     gate_idle_sms: bool = field(False, "ideal power gating of whole SMs while no warp is resident: SM structures "
                                        "leak only in cycles with resident warps (GPUWattch instead charges idle "
