@@ -133,9 +133,11 @@ def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool
 @click.option("--poison-dead", is_flag=True,
               help="Overwrite registers where the analyses say they are dead (soundness check of the analyses).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result record as JSON.")
+@click.option("--energy-plot", type=click.Path(dir_okay=False), default=None,
+              help="Timing mode: write a stacked-bar energy breakdown per launch (PNG) and print the run's energy.")
 @_friendly
 def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, seed: int, stats_out: str | None,
-            run_dir: str | None, poison_dead: bool, as_json: bool) -> None:
+            run_dir: str | None, poison_dead: bool, as_json: bool, energy_plot: str | None = None) -> None:
     """Run a built-in workload, verify its output against NumPy, and report. Writes a
     run directory (params, resolved config, stats, timeline, versions)."""
     from tlpsim.config.overrides import parse_override
@@ -163,6 +165,10 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
         console.functional_report(result, record["launches"])
         if mode == "timing":
             console.timing_report(result)
+            if energy_plot:
+                from tlpsim.report.energy_plot import launch_figure
+
+                click.echo(launch_figure([r.stats for r in result.launches if r.stats is not None], energy_plot))
         console.checks_report(result)
         click.echo(f"total wall time {result.wall_seconds:.2f} s")
         click.echo(f"run directory {out} (tlpsim report {out} -o report.html)")

@@ -179,7 +179,7 @@ def test_overrides_of_every_kind():
         "gpu.name=my gpu",               # string
         "gpu.max_ctas_per_sm=2",         # optional int
         "sm.warp_scheduler=lrr",         # policy choice by name
-        "power.table.rf_bank.leakage_mw=2.8",  # free-form table
+        "power.table.rf_bank.leakage_mw_per_bank=2.8",  # energy-table override
         "sm.latency.fp32.mad=6",         # nested table
         "icnt.internal_speedup=1.5",
     ])
@@ -193,7 +193,7 @@ def test_overrides_of_every_kind():
     assert cfg.gpu.name == "my gpu"
     assert cfg.gpu.max_ctas_per_sm == 2
     assert cfg.sm.warp_scheduler == PolicyChoice(impl="lrr")
-    assert cfg.power.table == {"rf_bank": {"leakage_mw": 2.8}}
+    assert cfg.power.table == {"rf_bank": {"leakage_mw_per_bank": 2.8}}
     assert cfg.sm.latency.fp32.mad == 6
     assert cfg.icnt.internal_speedup == 1.5
 

@@ -1,6 +1,8 @@
-"""`[power]`: energy-model settings — technology node, and a free-form `table` of
-overrides for the per-node energy table (per-access energies, leakage, Vdd,
-structure sizes: whatever the power model reads, keyed the way it documents)."""
+"""`[power]`: energy-model settings — technology node, ideal power gating of unused
+RF/scratchpad capacity, and a `table` of overrides for the node's energy table
+(`src/tlpsim/power/tables/<node>.toml`: per-event energies, leakage per bank,
+structure sizes). Override keys are checked against the node's table, so an unknown
+structure or key is an error naming it."""
 
 from __future__ import annotations
 
@@ -23,8 +25,16 @@ class PowerConfig(Section):
     enabled: bool = field(True, "compute energy from the activity counters after a run")
     technology_node: str = field("40nm", "process node whose energy table is used (e.g. '40nm', '28nm')")
     table: dict[str, Any] = field({}, "overrides of the node's energy table, e.g. "
-                                      "{ rf_bank = { access_energy_pj = 4.68, leakage_mw = 2.8 } }; the keys "
-                                      "are the power model's, nested tables allowed")
+                                      "{ rf_bank = { access_energy_pj = 4.68, leakage_mw_per_bank = 2.8 } }; "
+                                      "structures and keys must exist in power/tables/<node>.toml")
+    gate_unused: bool = field(False, "ideal power gating (no overhead) of register-file and shared-memory capacity "
+                                     "not allocated to resident CTAs, as Lee et al. (HPCA 2014) assume (Fermi itself "
+                                     "does not gate); an operand-storage plug-in that reports subarray on-cycles "
+                                     "overrides it for the RF")
+
+    gate_idle_sms: bool = field(False, "ideal power gating of whole SMs while no warp is resident: SM structures "
+                                       "leak only in cycles with resident warps (GPUWattch instead charges idle "
+                                       "SMs their idle power, which is the default here)")
 
     @field_validator("technology_node")
     @classmethod
@@ -32,3 +42,12 @@ class PowerConfig(Section):
         if not re.fullmatch(r"[0-9]+(\.[0-9]+)?nm", v):
             raise ValueError(f"technology node must look like '40nm', got {v!r}")
         return v
+
+    def problems(self) -> list[str]:
+        from tlpsim.errors import ConfigError
+        from tlpsim.power.table import override_problems
+
+        try:
+            return override_problems(self.technology_node, self.table)
+        except ConfigError as exc:  # no table file for the node
+            return [str(exc)]

@@ -220,6 +220,10 @@ class SMConfig(Section):
                                      unit="ports", ge=1, le=16)
     rf_bank_use_warp_id: bool = field(False, "bank = (register + warp id) mod banks instead of register mod "
                                              "banks (gpgpu_reg_bank_use_warp_id)")
+    rf_subarray_wakeup_cycles: Int = field(1, "cycles a power-gated RF subarray takes to wake before it can be "
+                                              "accessed (Jeon thesis §2.8.2: CACTI-P gives < 1 cycle; 1, 3 and 10 "
+                                              "explored); used by operand-storage plug-ins that gate subarrays",
+                                           unit="core cycles", ge=0, le=1000)
     operand_collector: OperandCollectorConfig = field(OperandCollectorConfig(),
                                                       "operand collector units and ports")
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from tlpsim.errors import KernelError
 from tlpsim.policies.alloc.base import KernelResources
 from tlpsim.policies.cta.base import KernelView, SMView
+from tlpsim.power.activity import sm_counters
 from tlpsim.timing.builder import MemorySystem, build_sm_parts, clock_domains, resolve_policy
 from tlpsim.timing.engine import Component, Engine
 from tlpsim.timing.occupancy import occupancy
@@ -164,7 +165,8 @@ class GPU:
         return out
 
     def _snapshot(self) -> dict:
-        return {"sm": [sm.collect() for sm in self.sms], "mem": self.mem.counters()}
+        return {"sm": [sm.collect() for sm in self.sms], "mem": self.mem.counters(),
+                "sm_parts": [sm_counters(sm) for sm in self.sms]}
 
     def _deadlock(self, runs: list[KernelRun]) -> KernelError:
         stuck = []

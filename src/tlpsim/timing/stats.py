@@ -65,6 +65,56 @@ class Utilisation:
 
 
 @dataclass
+class EnergyStats:
+    """Energy of a launch (or a run) from the activity-based model (tlpsim.power):
+    per-structure dynamic and static energy in joules, and the average power over
+    `seconds` of core-clock time."""
+
+    technology_node: str = ""
+    seconds: float = 0.0
+    dynamic_j: dict = field(default_factory=dict)   # structure -> J
+    static_j: dict = field(default_factory=dict)    # structure -> J (leakage x powered time)
+    events: dict = field(default_factory=dict)      # structure -> {event: count}
+    on_fraction: dict = field(default_factory=dict)  # structure -> powered share of its capacity-time
+    total_dynamic_j: float = 0.0
+    total_static_j: float = 0.0
+    total_j: float = 0.0
+    avg_power_w: float = 0.0
+
+    def structure_j(self, name: str) -> float:
+        return self.dynamic_j.get(name, 0.0) + self.static_j.get(name, 0.0)
+
+    def share(self, *names: str) -> float:
+        """Fraction of the total energy spent in the named structures."""
+        return sum(self.structure_j(n) for n in names) / self.total_j if self.total_j else 0.0
+
+    @classmethod
+    def combine(cls, records: list) -> "EnergyStats":
+        """Run-level aggregate of launch records (energies and times add; the powered
+        fractions are time-weighted)."""
+        out = cls(technology_node=",".join(sorted({r.technology_node for r in records})))
+        for r in records:
+            out.seconds += r.seconds
+            for part in ("dynamic_j", "static_j"):
+                mine = getattr(out, part)
+                for k, v in getattr(r, part).items():
+                    mine[k] = mine.get(k, 0.0) + v
+            for k, ev in r.events.items():
+                mine = out.events.setdefault(k, {})
+                for e, n in ev.items():
+                    mine[e] = mine.get(e, 0) + n
+            for k, f in r.on_fraction.items():
+                out.on_fraction[k] = out.on_fraction.get(k, 0.0) + f * r.seconds
+        if out.seconds:
+            out.on_fraction = {k: v / out.seconds for k, v in out.on_fraction.items()}
+        out.total_dynamic_j = sum(out.dynamic_j.values())
+        out.total_static_j = sum(out.static_j.values())
+        out.total_j = out.total_dynamic_j + out.total_static_j
+        out.avg_power_w = out.total_j / out.seconds if out.seconds else 0.0
+        return out
+
+
+@dataclass
 class LaunchStats:
     """Everything one kernel launch measured."""
 
@@ -92,6 +142,7 @@ class LaunchStats:
     timeline: dict = field(default_factory=dict)   # sampled series
     components: dict = field(default_factory=dict)  # raw counters of memory-side components
     wall_seconds: float = 0.0
+    energy: EnergyStats | None = None               # activity-based energy (power.enabled)
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -3,6 +3,8 @@ SM and memory-system counters, derived rates and GPUDuet-style utilisations."""
 
 from __future__ import annotations
 
+from tlpsim.power.activity import sm_counters
+from tlpsim.power.model import launch_energy
 from tlpsim.timing.occupancy import occupancy
 from tlpsim.timing.stats import CYCLE_CLASSES, LaunchStats, Utilisation
 
@@ -59,6 +61,10 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchS
     )
     occ = occupancy(gpu.sms[0].allocator.limits, run.kres.regs_per_thread, run.kres.smem_per_cta,
                     run.kres.threads_per_cta, cfg.gpu.max_ctas_per_sm)
+    energy = None
+    if cfg.power.enabled:
+        parts = [_delta(sm_counters(sm), base["sm_parts"][k]) for k, sm in enumerate(gpu.sms)]
+        energy = launch_energy(gpu, run, cycles, per_sm, parts, mem)
     l2_acc = mem.get("l2_accesses", 0)
     l2_hits = mem.get("l2_hits", 0)
     rows = mem.get("dram_row_hits", 0) + mem.get("dram_row_misses", 0)
@@ -73,6 +79,6 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchS
         dram_row_hit_rate=_ratio(mem.get("dram_row_hits", 0), rows),
         avg_resident_warps=_ratio(resident, busy_cycles),
         avg_resident_ctas=_ratio(sum(s["resident_cta_cycles"] for s in per_sm), busy_cycles),
-        ctas_per_sm_limit=occ.ctas, limited_by=occ.limiter, components=mem, wall_seconds=wall,
+        ctas_per_sm_limit=occ.ctas, limited_by=occ.limiter, components=mem, wall_seconds=wall, energy=energy,
         timeline=gpu.timeline.series(max(run.t_start, start_cycle), run.t_end if run.t_end >= 0 else now),
     )
