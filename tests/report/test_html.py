@@ -28,8 +28,13 @@ def test_report_command_writes_a_self_contained_page(run_dir):
     page = (run_dir / "report.html").read_text()
     (run_dir / "report.html").unlink()  # keep the run directory as written by `run`
     assert re.findall(r"<h2>(.*?)</h2>", page) == SECTIONS
-    assert page.count("<svg") == 3  # timeline, per-SM breakdown, utilisation
-    assert "energy model not enabled" in page
+    assert page.count("<svg") == 4  # timeline, per-SM breakdown, utilisation, energy
+    assert "energy model not enabled" not in page
+    rec = load_run_dir(run_dir)
+    total_uj = sum(s["energy"]["total_j"] for s in rec["stats"]) * 1e6
+    dyn_uj = sum(s["energy"]["total_dynamic_j"] for s in rec["stats"]) * 1e6
+    assert f"<td>total</td><td>{dyn_uj:.3f}</td>" in page
+    assert abs(total_uj - dyn_uj - sum(s["energy"]["total_static_j"] for s in rec["stats"]) * 1e6) < 1e-6
     # nothing to fetch: no scripts, stylesheets, images or URLs other than SVG namespaces
     assert not re.search(r"<script|<link|<img|<iframe|src=|url\((?!#)", page)  # url(#id): in-page clip paths
     assert set(re.findall(r"https?://[^\"' )<]+", page)) <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
@@ -43,12 +48,24 @@ def test_report_command_writes_a_self_contained_page(run_dir):
 
 def test_report_renders_energy_when_the_record_has_it(run_dir):
     rec = load_run_dir(run_dir)
-    for k, s in enumerate(rec["stats"]):  # the shape the power model adds to LaunchStats
-        s["energy"] = {"total_j": 3.0 + k, "components": {"rf": 1.0, "l1d": 2.0 + k}}
+    for k, s in enumerate(rec["stats"]):  # hand-made EnergyStats records
+        s["energy"] = {"technology_node": "40nm", "seconds": 1e-6, "dynamic_j": {"rf": 1e-6, "l1d": (2.0 + k) * 1e-6},
+                       "static_j": {"rf": 0.5e-6}, "total_j": (3.5 + k) * 1e-6}
     page = render_report(rec)
     assert "energy model not enabled" not in page
     assert page.count("<svg") == 4
-    assert "<td>components.l1d</td><td>5</td>" in page and "<td>total_j</td><td>7</td>" in page
+    n = len(rec["stats"])
+    l1d = sum(2.0 + k for k in range(n))
+    assert f"<td>l1d</td><td>{l1d:.3f}</td><td>0.000</td>" in page
+    assert f"<td>rf</td><td>{n:.3f}</td><td>{0.5 * n:.3f}</td>" in page
+    assert f"average power {(l1d + 1.5 * n) / n:.2f} W" in page
+
+
+def test_report_says_when_the_energy_model_is_off(run_dir):
+    rec = load_run_dir(run_dir)
+    for s in rec["stats"]:
+        s["energy"] = None
+    assert "energy model not enabled" in render_report(rec)
 
 
 def test_report_of_a_missing_run_directory_is_a_clear_error(tmp_path):
@@ -129,16 +146,16 @@ def test_report_renders_in_headless_chromium_without_console_errors(run_dir, tmp
             return {ready: document.readyState, title: document.title,
                     h2: [...document.querySelectorAll('h2')].map(h => h.textContent),
                     figs: figs, fetched: performance.getEntriesByType('resource').length,
-                    energy: document.getElementById('energy-disabled')?.textContent,
+                    energy: document.getElementById('energy-disabled') === null,
                     rows: document.querySelectorAll('table tr').length};""")
         errors = [e for e in wd.console() if e.get("level") == "SEVERE"]
         assert errors == []
         assert info["ready"] == "complete" and info["title"] == "tlpsim report: reduction (tiny)"
         assert info["h2"] == SECTIONS
-        assert len(info["figs"]) == 3
+        assert len(info["figs"]) == 4  # timeline, per-SM cycles, utilisation, energy
         assert all(w > 200 and h > 100 and paths > 10 for w, h, paths in info["figs"]), info["figs"]
         assert info["fetched"] == 0
-        assert info["energy"] == "energy model not enabled"
+        assert info["energy"]  # the energy section is drawn, not the "not enabled" note
         assert info["rows"] > 15
         # the console check can fail: an error logged now is seen
         wd.run("console.error('tlpsim-probe')")

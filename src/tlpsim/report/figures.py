@@ -103,3 +103,20 @@ def hbars(values: dict[str, float], xlabel: str, percent: bool = True) -> str:
         ax.text(v, i, f" {v:.1f}%" if percent else f" {v:.3g}", va="center", fontsize=7)
     ax.grid(axis="x", linewidth=0.3, alpha=0.6)
     return _svg(fig)
+
+
+def energy_bars(values: dict[str, tuple[float, float]]) -> str:
+    """Horizontal stacked bars: (dynamic, static) energy per structure, in µJ."""
+    plt = _plt()
+    names = list(values)
+    fig, ax = plt.subplots(figsize=(6.0, 0.35 * len(names) + 0.8))
+    dyn = [1e6 * values[k][0] for k in names]
+    sta = [1e6 * values[k][1] for k in names]
+    ax.barh(range(len(names)), dyn, color="#5c6bc0", label="dynamic")
+    ax.barh(range(len(names)), sta, left=dyn, color="#c5cae9", hatch="//", label="static")
+    ax.set_yticks(range(len(names)))
+    ax.set_yticklabels(names)
+    ax.invert_yaxis()
+    ax.set_xlabel("energy (µJ)")
+    ax.legend(loc="lower right")
+    return _svg(fig)

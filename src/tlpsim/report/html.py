@@ -120,30 +120,32 @@ def _caches(stats: list[dict]) -> str:
     return t + dram
 
 
-def _flat_numbers(d, prefix: str = "") -> dict[str, float]:
-    out: dict[str, float] = {}
-    if isinstance(d, dict):
-        for k, v in d.items():
-            out.update(_flat_numbers(v, f"{prefix}{k}."))
-    elif isinstance(d, (int, float)) and not isinstance(d, bool):
-        out[prefix[:-1]] = float(d)
-    return out
-
-
 def _energy(rec: dict, stats: list[dict]) -> str:
+    """The power model's EnergyStats (per launch) summed over the run: energy per
+    structure split into dynamic and static, with shares and average power."""
     parts = [s["energy"] for s in stats if s.get("energy")]
-    if not parts and rec.get("energy"):
-        parts = [rec["energy"]]
     if not parts:
         return '<p class="note" id="energy-disabled">energy model not enabled</p>'
-    total: dict[str, float] = {}
+    dyn: dict[str, float] = {}
+    sta: dict[str, float] = {}
+    seconds = 0.0
     for e in parts:
-        for k, v in _flat_numbers(e).items():
-            total[k] = total.get(k, 0.0) + v
-    breakdown = {k: v for k, v in total.items() if "total" not in k.lower() and v >= 0}
-    svg = figures.hbars(breakdown, "energy (as recorded by the power model)", percent=False) if breakdown else None
-    table = _table(("quantity", "value (summed over launches)"), sorted(total.items()))
-    return _figure(svg, "energy breakdown", "no per-component energy values") + table
+        seconds += float(e.get("seconds", 0.0))
+        for k, v in e.get("dynamic_j", {}).items():
+            dyn[k] = dyn.get(k, 0.0) + float(v)
+        for k, v in e.get("static_j", {}).items():
+            sta[k] = sta.get(k, 0.0) + float(v)
+    names = sorted(set(dyn) | set(sta), key=lambda k: -(dyn.get(k, 0.0) + sta.get(k, 0.0)))
+    total = sum(dyn.values()) + sum(sta.values())
+    svg = figures.energy_bars({k: (dyn.get(k, 0.0), sta.get(k, 0.0)) for k in names}) if names else None
+    rows = [(k, f"{1e6 * dyn.get(k, 0.0):.3f}", f"{1e6 * sta.get(k, 0.0):.3f}",
+             _pct((dyn.get(k, 0.0) + sta.get(k, 0.0)) / total) if total else "—") for k in names]
+    rows.append(("total", f"{1e6 * sum(dyn.values()):.3f}", f"{1e6 * sum(sta.values()):.3f}", "100.0%"))
+    node = ", ".join(sorted({str(e.get("technology_node", "")) for e in parts}))
+    power = f"; average power {total / seconds:.2f} W over {1e6 * seconds:.1f} µs" if seconds else ""
+    note = f'<p class="note">technology node {_e(node)}{power}</p>'
+    return (_figure(svg, "energy per structure (dynamic solid, static hatched)", "no energy values") + note
+            + _table(("structure", "dynamic µJ", "static µJ", "share"), rows))
 
 
 def render_report(rec: dict) -> str:
