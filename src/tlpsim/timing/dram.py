@@ -446,9 +446,29 @@ class DramChannel(Component):
     def _next_event(self) -> int:
         """Earliest future cycle at which a command or a completion can happen."""
         nxt = self._done[0][0] if self._done else _INF
+        # min over the serving banks of _col_time / _row_time, with the bank-independent
+        # terms of their max() taken once (called on every DRAM tick)
+        col_ok = self._col_ok
+        bus = self._bus_free
+        rd_base = max(self._rd_ok, bus - self.tCL, col_ok)
+        wr_base = max(self._wr_ok, bus - self.tWL, col_ok)
+        owed_full = self._reads_owed >= self.return_queue_size
+        gcol, gpre, act_ok = self._grp_col_ok, self._grp_pre_ok, self._act_ok
         for b in self._serving:
-            t = self._col_time(b, b.cur) if b.open_row == b.cur.row else self._row_time(b)
-            nxt = min(nxt, t)
+            txn = b.cur
+            if b.open_row == txn.row:
+                if txn.is_write:
+                    t = max(b.next_wr, wr_base, gcol[b.group])
+                elif owed_full and txn.done_bursts == 0:
+                    continue  # _INF: woken by a completion or by out_queue draining
+                else:
+                    t = max(b.next_rd, rd_base, gcol[b.group])
+            elif b.open_row < 0:
+                t = max(b.next_act, act_ok)
+            else:
+                t = max(b.next_pre, gpre[b.group])
+            if t < nxt:
+                nxt = t
         return nxt
 
     def _issue_row(self, b: _Bank, cycle: int) -> None:

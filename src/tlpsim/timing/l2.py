@@ -274,10 +274,8 @@ class L2Slice(Component):
         addr = req.addr
         mshr = self.mshr
         st = self.stats
-        status = cache.probe(addr, mask, check_alloc=False)
         moved = 0
-        if status == HIT:
-            cache.access(addr, mask)
+        if cache.access_if_hit(addr, mask):   # probe() == HIT, and access() done
             n = mask.bit_count()
             st.data_reads += n
             if req.kind == ATOMIC:
@@ -285,7 +283,7 @@ class L2Slice(Component):
                 st.data_writes += n
             self._reply(req, now)
             moved = n * SECTOR_BYTES
-        elif status == HIT_RESERVED:
+        elif (status := cache.probe(addr, mask, check_alloc=False)) == HIT_RESERVED:
             if not mshr.can_merge(addr):
                 self._stall = "res_fail_merge"
                 return False
