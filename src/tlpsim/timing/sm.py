@@ -57,6 +57,9 @@ class SM(Component):
         self.n_warps = 0
         self.n_ctas = 0
         self.ready: list[set[int]] = [set() for _ in range(params.n_schedulers)]
+        # the ready warps whose next instruction is a memory instruction: when the LD/ST
+        # unit is full and these are all there is, a scheduler knows it cannot issue
+        self.ready_mem: list[set[int]] = [set() for _ in range(params.n_schedulers)]
         self.fetchq: deque[int] = deque()
         self.wb: list[tuple] = []  # (cycle, seq, warp, mask, from_mem): warp objects, so reused slots are safe
         self.seq = 0
@@ -150,19 +153,26 @@ class SM(Component):
 
     def _update_ready(self, w: Warp) -> None:
         rs = self.ready[w.sched]
+        rm = self.ready_mem[w.sched]
         was = w.mem_blocked
         if w.done or w.at_barrier or w.ibuf == 0:
             rs.discard(w.slot)
+            rm.discard(w.slot)
             now_blocked = False
         else:
             si = w.instrs[w.pcs[w.pos]]
             block = w.pending & (si.src_mask | si.dst_mask)
             if block:
                 rs.discard(w.slot)
+                rm.discard(w.slot)
                 now_blocked = bool(block & w.pending_mem)
             else:
                 w.si = si
                 rs.add(w.slot)
+                if si.kind == K_MEM:
+                    rm.add(w.slot)
+                else:
+                    rm.discard(w.slot)
                 now_blocked = False
         if now_blocked != was:
             w.mem_blocked = now_blocked
@@ -319,6 +329,9 @@ class SM(Component):
         unit_next = self.unit_next
         sp_free = unit_next[self.unit_next_sp][0] <= now
         ldst_ok = self.ldst.can_accept()
+        if not ldst_ok and len(self.ready_mem[s]) == len(rs):
+            self._stalls.append("unit_busy")  # every ready warp waits for the LD/ST unit
+            return False
         cands = []
         for x in rs:
             w = warps[x]
@@ -418,11 +431,14 @@ class SM(Component):
                         self.n_mem_blocked += 1
                 else:
                     w.si = nsi
+                    if nsi.kind == K_MEM:  # (an ALU instruction left: it was not in ready_mem)
+                        self.ready_mem[w.sched].add(w.slot)
         elif kind == K_BAR:
             # arrive after advancing, so a release (possibly by this very warp) judges
             # the instruction after the barrier
             w.at_barrier = True
             self.ready[w.sched].discard(w.slot)
+            self.ready_mem[w.sched].discard(w.slot)
             w.cta.arrived += 1
             self._check_barrier(w.cta, now)
         elif kind == K_EXIT or w.pos >= w.n:
@@ -451,6 +467,7 @@ class SM(Component):
             return
         w.done = True
         self.ready[w.sched].discard(w.slot)
+        self.ready_mem[w.sched].discard(w.slot)
         self.policies[w.sched].on_finish(w.slot)  # e.g. leaves a two-level active set now
         run = w.run
         run.warp_insts += w.pos
