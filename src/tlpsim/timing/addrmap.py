@@ -130,14 +130,15 @@ class AddressMap:
         row = ((1 << 64) - 1) & ~((1 << (colb + bb)) - 1)
         return cls(n_channels, {"B": bank, "R": row, "C": col}, cb, n_sub_partitions)
 
-    def decode(self, addr: int) -> DramAddr:
+    def _chip_and_rest(self, addr: int) -> tuple[int, int]:
+        """The channel of addr and the address with the channel bits taken out."""
         if self._gap:
             hi = addr >> self.chip_start
-            chip = hi % self.n_channels
-            rest = ((hi // self.n_channels) << self.chip_start) | (addr & self._low)
-        else:
-            chip = _pack(self._chip, addr)
-            rest = addr
+            return hi % self.n_channels, ((hi // self.n_channels) << self.chip_start) | (addr & self._low)
+        return _pack(self._chip, addr), addr
+
+    def decode(self, addr: int) -> DramAddr:
+        chip, rest = self._chip_and_rest(addr)
         bank = _pack(self._bank, rest)
         sub = chip * self.n_sub_partitions + (bank & (self.n_sub_partitions - 1))
         return DramAddr(chip, bank, _pack(self._row, rest), _pack(self._col, rest), _pack(self._burst, rest), sub)
@@ -145,13 +146,7 @@ class AddressMap:
     def partition_of(self, addr: int) -> int:
         """The memory sub-partition (L2 slice) serving addr: `decode(addr).sub_partition`
         without decoding row, column and burst (asked once per memory request)."""
-        if self._gap:
-            hi = addr >> self.chip_start
-            chip = hi % self.n_channels
-            rest = ((hi // self.n_channels) << self.chip_start) | (addr & self._low)
-        else:
-            chip = _pack(self._chip, addr)
-            rest = addr
+        chip, rest = self._chip_and_rest(addr)
         nsub = self.n_sub_partitions
         if nsub == 1:
             return chip
