@@ -67,7 +67,7 @@ class SM(Component):
         for u, target in params.aliases.items():
             self.unit_free[u] = self.unit_free[target]
         self.last_class = IDLE
-        self.last_stalls: dict[str, int] = {}  # stall reasons counted in the last ticked cycle
+        self.last_stalls: list[str] = []  # stall reasons met in the last ticked cycle (repeats count)
         self.age = 0
         self.incoming: deque = deque()  # (cycle, run, cta index, grant) of CTAs arriving
         self._stalls: list[str] = []     # stall reasons met in the current tick
@@ -265,14 +265,10 @@ class SM(Component):
         st.issued += issued
         self.last_class = cls
         if stalls:
-            last = {}
             reasons = st.stall_reasons
             for r in stalls:
-                last[r] = last.get(r, 0) + 1
                 reasons[r] = reasons.get(r, 0) + 1
-            self.last_stalls = last
-        elif self.last_stalls:
-            self.last_stalls = {}
+        self.last_stalls = stalls
         if issued or progress or fetchq:
             return True
         # nothing happened this cycle: sleep until the next known event
@@ -289,8 +285,8 @@ class SM(Component):
         n = last - first + 1
         st = self.stats
         st.cycles[self.last_class] += n
-        for reason, k in self.last_stalls.items():
-            st.add_stall(reason, k * n)
+        for reason in self.last_stalls:
+            st.add_stall(reason, n)
         if self.n_warps:
             st.issue_slots += self.p.n_schedulers * n
             st.resident_warp_cycles += self.n_warps * n
