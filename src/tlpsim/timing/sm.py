@@ -61,7 +61,7 @@ class SM(Component):
         # unit is full and these are all there is, a scheduler knows it cannot issue
         self.ready_mem: list[set[int]] = [set() for _ in range(params.n_schedulers)]
         self.fetchq: deque[int] = deque()
-        self.wb: list[tuple] = []  # (cycle, seq, warp, mask, from_mem): warp objects, so reused slots are safe
+        self.wb: list[tuple] = []  # (cycle, seq, warp, static instr, from_mem): warp objects, so reused slots are safe
         self.seq = 0
         self.unit_free = {u: [0] * n for u, n in params.units.items()}
         for u, target in params.aliases.items():
@@ -72,13 +72,15 @@ class SM(Component):
         self.incoming: deque = deque()  # (cycle, run, cta index, grant) of CTAs arriving
         self._stalls: list[str] = []     # stall reasons met in the current tick
         self.n_mem_blocked = 0           # warps whose next instruction waits on a memory load
-        # earliest free cycle of each pipeline class (kept with unit_free, so a
-        # scheduler checks availability with one lookup)
-        # (aliased classes share one cell, as they share their unit list)
+        # earliest free cycle of each pipeline class, kept with unit_free so a scheduler
+        # checks availability with one lookup (aliased classes share a cell, as they
+        # share their unit list)
         cells: dict[int, list] = {}
         self.unit_next = {u: cells.setdefault(id(frees), [0]) for u, frees in self.unit_free.items()}
         self.unit_next_sp = SP if SP in self.unit_next else next(iter(self.unit_next))
-        self.pc_counts: dict[int, tuple] = {}  # id(static kernel) -> (static, issued count per pc), finished warps
+        # issued instructions per pc of finished warps, id(static kernel) -> (static, counts):
+        # collect() derives opclass_insts and unit_ops from them (no per-issue dict updates)
+        self.pc_counts: dict[int, tuple] = {}
 
     def collect(self) -> dict:
         """The SM's counters, with those its parts keep (operand storage) folded in."""
