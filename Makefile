@@ -28,6 +28,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/parse_speed.py
 	$(BIN)/python benchmarks/functional_speed.py
+	$(BIN)/python benchmarks/reference_kernels.py --timing
 
 # headless Chromium + chromedriver (Debian packages) for the HTML-report browser test;
 # without them that test is skipped with a message
