@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 READ, WRITE, ATOMIC = "read", "write", "atomic"
@@ -25,7 +25,6 @@ class MemRequest:
     token: Any = None
     t_created: int = 0          # femtoseconds
     is_reply: bool = False
-    meta: dict = field(default_factory=dict)
 
     @property
     def n_sectors(self) -> int:
