@@ -38,9 +38,9 @@ under power.gate_idle_sms; L2, crossbar and DRAM for the whole launch.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
-__all__ = ["Activity", "launch_activity", "sm_counters"]
+__all__ = ["Activity", "launch_activity"]
 
 _ALU_CLASS = {"int": "int", "branch": "int", "fp32": "fp32", "fp64": "fp64", "sfu": "sfu", "mem": "ldst",
               "atomic": "ldst"}
@@ -66,16 +66,6 @@ class Activity:
         self.capacity_cycles[struct] = self.capacity_cycles.get(struct, 0) + capacity
 
 
-def sm_counters(sm) -> dict:
-    """Energy-relevant counters an SM's parts keep outside SMStats (snapshotted with
-    the SM counters so a launch sees its own deltas)."""
-    ldst = sm.ldst
-    ops = asdict(sm.operands.stats)
-    return {"ops": ops,
-            "l1d": ldst.l1d.stats.to_dict() if ldst.l1d is not None else {},
-            "l1c": ldst.l1c.stats.to_dict() if ldst.l1c is not None else {}}
-
-
 def _sum(rows, key) -> float:
     return sum(r.get(key, 0) for r in rows)
 
@@ -85,7 +75,7 @@ def launch_activity(cfg, table: dict, cycles: int, per_sm: list, sm_parts: list,
                     structures: dict | None = None) -> Activity:
     """Activity of a launch from its counter deltas.
 
-    per_sm: SMStats dicts; sm_parts: `sm_counters` dicts; mem: MemorySystem.counters();
+    per_sm: SMStats dicts; sm_parts: `SM.part_counters()` dicts; mem: MemorySystem.counters();
     regs_per_cta / smem_per_cta: the allocation of one CTA (registers, bytes)."""
     s, g = cfg.sm, cfg.gpu
     n_sms = len(per_sm)

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from tlpsim.errors import KernelError
 from tlpsim.policies.alloc.base import KernelResources
 from tlpsim.policies.cta.base import KernelView, SMView
-from tlpsim.power.activity import sm_counters
 from tlpsim.timing.builder import MemorySystem, build_sm_parts, clock_domains, resolve_policy
 from tlpsim.timing.engine import Component, Engine
 from tlpsim.timing.occupancy import occupancy
@@ -166,7 +165,7 @@ class GPU:
 
     def _snapshot(self) -> dict:
         return {"sm": [sm.collect() for sm in self.sms], "mem": self.mem.counters(),
-                "sm_parts": [sm_counters(sm) for sm in self.sms]}
+                "sm_parts": [sm.part_counters() for sm in self.sms]}
 
     def _deadlock(self, runs: list[KernelRun]) -> KernelError:
         stuck = []

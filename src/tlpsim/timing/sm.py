@@ -13,11 +13,23 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from dataclasses import asdict
 
 import numpy as np
 
 from tlpsim.timing.engine import ClockDomain, Component
-from tlpsim.timing.static import DP, K_ALU, K_BAR, K_BRANCH, K_EXIT, K_MEM, K_NOP, LDST, SFU, SP
+from tlpsim.timing.static import (
+    DP,
+    K_ALU,
+    K_BAR,
+    K_BRANCH,
+    K_EXIT,
+    K_MEM,
+    K_NOP,
+    LDST,
+    SFU,
+    SP,
+)
 from tlpsim.timing.stats import ACTIVE, CORE_STALL, IDLE, MEM_STALL, SMStats
 from tlpsim.timing.warp import CTA, Warp
 
@@ -100,6 +112,15 @@ class SM(Component):
                     units[si.unit] = units.get(si.unit, 0) + c
         st.opclass_insts, st.unit_ops = opclass, units
         return st.to_dict()
+
+    def part_counters(self) -> dict:
+        """Counters the SM's parts keep outside SMStats (operand storage, L1 data and
+        constant caches), for the energy model; snapshotted with collect() so a launch
+        sees its own deltas."""
+        ldst = self.ldst
+        return {"ops": asdict(self.operands.stats),
+                "l1d": ldst.l1d.stats.to_dict() if ldst.l1d is not None else {},
+                "l1c": ldst.l1c.stats.to_dict() if ldst.l1c is not None else {}}
 
     # ------------------------------------------------------------ CTA management
 

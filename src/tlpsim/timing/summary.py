@@ -3,7 +3,6 @@ SM and memory-system counters, derived rates and GPUDuet-style utilisations."""
 
 from __future__ import annotations
 
-from tlpsim.power.activity import sm_counters
 from tlpsim.power.model import launch_energy
 from tlpsim.timing.occupancy import occupancy
 from tlpsim.timing.stats import CYCLE_CLASSES, LaunchStats, Utilisation
@@ -63,7 +62,7 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchS
                     run.kres.threads_per_cta, cfg.gpu.max_ctas_per_sm)
     energy = None
     if cfg.power.enabled:
-        parts = [_delta(sm_counters(sm), base["sm_parts"][k]) for k, sm in enumerate(gpu.sms)]
+        parts = [_delta(sm.part_counters(), base["sm_parts"][k]) for k, sm in enumerate(gpu.sms)]
         energy = launch_energy(gpu, run, cycles, per_sm, parts, mem)
     l2_acc = mem.get("l2_accesses", 0)
     l2_hits = mem.get("l2_hits", 0)
