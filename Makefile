@@ -5,15 +5,18 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.tlpsim-installed
+# the compiled timing core (setup.py, src/tlpsim/_core.py) is rebuilt when its sources change
+CORE_SOURCES := setup.py src/tlpsim/_core.py $(wildcard src/tlpsim/timing/*.py)
 
 .PHONY: setup demo test bench clean browser-test-deps
 
 setup: $(STAMP)
 
-$(STAMP): requirements.lock pyproject.toml
+$(STAMP): requirements.lock pyproject.toml $(CORE_SOURCES)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.lock
+	@echo "building tlpsim (mypyc compiles the timing core: about 2 minutes)"
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
@@ -36,4 +39,4 @@ browser-test-deps:
 	sh scripts/browser-test-deps.sh
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info src/*.so src/tlpsim/timing/*.so src/tlpsim/_core_build.json

@@ -4,6 +4,11 @@ The CuPy-compatible host API is available here and as `tlpsim.cupy`."""
 
 __version__ = "0.1.0"
 
+# compiled timing core or its Python sources: decided before any of them is imported
+from tlpsim import _core  # noqa: E402
+
+_core.select()
+
 from tlpsim.errors import KernelError, TlpsimError  # noqa: E402
 from tlpsim.functional.host import (  # noqa: E402
     Device,

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+import tlpsim
 from tlpsim.errors import TlpsimError
 from tlpsim.report.console import table
 
@@ -44,7 +45,9 @@ def _friendly(fn):
 
 
 @click.group()
-@click.version_option(package_name="tlpsim")
+@click.version_option(package_name="tlpsim", message="%(prog)s %(version)s (timing core: "
+                      + ("compiled" if tlpsim._core.status().compiled
+                         else f"Python sources, {tlpsim._core.status().reason}") + ")")
 def main() -> None:
     """tlpsim: a Python simulator of NVIDIA-style GPUs for SM resource-management research."""
 

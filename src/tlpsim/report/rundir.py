@@ -52,6 +52,7 @@ def versions() -> dict:
         except metadata.PackageNotFoundError:
             continue
     out["packages"] = pk
+    out["timing_core"] = tlpsim._core.status().to_dict()  # compiled (mypyc) or the Python sources
     try:
         from tlpsim.frontend.toolkit import toolkit_version
 

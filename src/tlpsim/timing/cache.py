@@ -15,15 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 # write policies live in cache_policy.py (re-exported here for existing imports)
 from tlpsim.timing.cache_policy import CachePolicy, WriteActions, _choice, parse_gpgpusim_cache  # noqa: F401
 
-SECTOR_BYTES = 32  # unit of MemRequest.sector_mask
-ALL = -1           # "every sector" as a mask (x & ALL == x)
+SECTOR_BYTES: Final = 32  # unit of MemRequest.sector_mask
+ALL: Final = -1        # "every sector" as a mask (x & ALL == x)
 
-HIT, HIT_RESERVED, MISS, SECTOR_MISS, RESERVATION_FAIL = range(5)
+HIT: Final = 0
+HIT_RESERVED: Final = 1
+MISS: Final = 2
+SECTOR_MISS: Final = 3
+RESERVATION_FAIL: Final = 4
 STATUS_NAMES = ("hit", "hit_reserved", "miss", "sector_miss", "reservation_fail")
 
 
@@ -275,7 +279,7 @@ class CacheArray:
         if addr in self._lines:
             return True, None
         v = self._victim(self.set_index(addr))
-        if v is False:
+        if isinstance(v, bool):  # False: every way has a pending fill
             return False, None
         return True, (None if v is None else Eviction(v.addr, v.valid, v.dirty))
 
@@ -325,7 +329,7 @@ class CacheArray:
             return AccessResult(MISS, mask, None)
         set_idx = self.set_index(addr)
         v = self._victim(set_idx)
-        if v is False:
+        if isinstance(v, bool):
             st.res_fail_set += 1
             return AccessResult(RESERVATION_FAIL, 0, None)
         st.accesses += 1
@@ -387,7 +391,7 @@ class CacheArray:
         if ln is None:
             set_idx = self.set_index(addr)
             v = self._victim(set_idx)
-            if v is False:
+            if isinstance(v, bool):
                 raise RuntimeError(f"fill of {addr:#x} into a set whose ways all have pending fills: "
                                    f"the caller must check victim() first")
             if v is not None:
@@ -545,10 +549,8 @@ class MSHR:
             del self._e[addr]
             out = [t for t, _ in e.waiters]
         else:
-            out, keep = [], []
-            for w in e.waiters:
-                (keep if w[1] & e.pending else out).append(w)
-            e.waiters = keep
-            out = [t for t, _ in out]
+            pending = e.pending
+            out = [t for t, m in e.waiters if not m & pending]
+            e.waiters = [w for w in e.waiters if w[1] & pending]
         st.released += len(out)
         return out

@@ -4,7 +4,7 @@ policy. It does not tick; the LD/ST unit calls it once per line access."""
 
 from __future__ import annotations
 
-from tlpsim.timing.cache import HIT_RESERVED, MISS, MSHR, RESERVATION_FAIL, SECTOR_MISS, CacheArray
+from tlpsim.timing.cache import HIT_RESERVED, MISS, MSHR, RESERVATION_FAIL, SECTOR_MISS, CacheArray, CacheStats
 
 
 class CachePort:
@@ -19,7 +19,7 @@ class CachePort:
         self.wt_na = write_through_no_allocate
 
     @property
-    def stats(self):
+    def stats(self) -> CacheStats:
         return self.array.stats
 
     def read(self, line: int, mask: int, token, now: int, can_send) -> tuple[str, int]:

@@ -38,14 +38,15 @@ import bisect
 import math
 from collections import deque
 from collections.abc import Callable
+from typing import Any, Final
 from dataclasses import asdict, dataclass, field
 
 from tlpsim.timing.engine import ClockDomain, Component
 from tlpsim.timing.mem_types import WRITE, MemRequest
 from tlpsim.timing.queues import TimedQueue
 
-SECTOR_BYTES = 32
-_INF = 1 << 62
+SECTOR_BYTES: Final = 32
+_INF: Final = 1 << 62
 TIMING_KEYS = ("tCCD", "tCCDL", "tRRD", "tRCD", "tRAS", "tRP", "tRC", "tCL", "tWL", "tCDLR", "tWR", "tRTPL")
 
 # GPGPU-Sim SM2_GTX480 `gpgpu_dram_timing_opt` (Hynix H5GQ1H24AFR GDDR5), 924 MHz command clock.
@@ -63,10 +64,10 @@ def parse_timing_opt(opt: str) -> dict:
     return out
 
 
-def normalise_timing(timing: dict) -> dict:
+def normalise_timing(timing: dict) -> dict[str, int]:
     """Accept tCCD or GPGPU-Sim CCD spellings; every key of TIMING_KEYS is required,
     tRCDWR optional (derived if absent); anything else is an error naming the key."""
-    out = {}
+    out: dict[str, int] = {}
     for k, v in timing.items():
         if k in ("n_banks", "n_bank_groups"):
             continue
@@ -133,9 +134,12 @@ class DramStats:
 class _Txn:
     __slots__ = ("req", "seq", "bank", "row", "is_write", "bursts", "done_bursts", "arrival")
 
-    def __init__(self, req, seq, bank, row, is_write, bursts, arrival):
+    def __init__(self, req: Any, seq: int, bank: int, row: int, is_write: bool, bursts: int, arrival: int) -> None:
         self.req, self.seq, self.bank, self.row = req, seq, bank, row
         self.is_write, self.bursts, self.done_bursts, self.arrival = is_write, bursts, 0, arrival
+
+
+_NO_TXN = _Txn(None, -1, -1, -1, False, 0, -1)  # a bank's `cur` when it serves nothing
 
 
 class _Bank:
@@ -146,7 +150,7 @@ class _Bank:
         self.idx, self.group = idx, group
         self.open_row = -1
         self.next_act = self.next_pre = self.next_rd = self.next_wr = 0
-        self.cur: _Txn | None = None
+        self.cur: _Txn = _NO_TXN
         self.queue: dict = {}           # seq -> queued request of this bank, oldest first
         self.bins: dict = {}            # row -> deque of queued requests to that row, oldest first
 
@@ -155,7 +159,7 @@ def _bursts_table(atom: int) -> list:
     """Column bursts needed for each 4-bit sector mask: the atom-aligned chunks touched."""
     tab = []
     for mask in range(16):
-        chunks = set()
+        chunks: set[int] = set()
         for s in range(4):
             if (mask >> s) & 1:
                 chunks.update(range(s * SECTOR_BYTES // atom, (s * SECTOR_BYTES + SECTOR_BYTES - 1) // atom + 1))
@@ -213,8 +217,9 @@ class DramChannel(Component):
         self.on_complete = on_complete
 
         self.timing = t = normalise_timing(timing)
-        for k, v in t.items():  # self.tCCD, self.tRCD, ...
-            setattr(self, k, v)
+        self.tCCD, self.tCCDL, self.tRRD, self.tRCD = t["tCCD"], t["tCCDL"], t["tRRD"], t["tRCD"]
+        self.tRAS, self.tRP, self.tRC, self.tCL = t["tRAS"], t["tRP"], t["tRC"], t["tCL"]
+        self.tWL, self.tCDLR, self.tWR, self.tRTPL = t["tWL"], t["tCDLR"], t["tWR"], t["tRTPL"]
         self.tBurst = tb = max(1, math.ceil(burst_length / data_rate))
         self.tRCDWR = t.get("tRCDWR", max(1, t["tRCD"] - (t["tWL"] + 1)))
         self.tRTW = t["tCL"] + tb + 2 - t["tWL"]
@@ -229,7 +234,7 @@ class DramChannel(Component):
             if address_map.n_banks != n_banks:
                 raise ValueError(f"address map decodes {address_map.n_banks} banks, channel has {n_banks}")
             self._check_chip = address_map.n_channels > 1
-            self._decode = address_map.decode
+            self._decode: Callable[[int], DramAddr] = address_map.decode
         else:
             self._check_chip = False
             self._decode = address_map
@@ -338,14 +343,14 @@ class DramChannel(Component):
         if rb is None:
             b.bins[a.row] = rb = deque()
         rb.append(txn)
-        if b.cur is None:
+        if b.cur is _NO_TXN:
             self._idle_with_work.add(b.idx)
 
     def _assign(self) -> None:
         """Give idle banks their next request."""
         if self.scheduler == "fcfs":
             fifo, banks = self._fifo, self.banks
-            while fifo and banks[fifo[0].bank].cur is None:
+            while fifo and banks[fifo[0].bank].cur is _NO_TXN:
                 txn = fifo.popleft()
                 self._start(banks[txn.bank], txn)
             return
@@ -513,7 +518,7 @@ class DramChannel(Component):
         txn.done_bursts += 1
         if txn.done_bursts == txn.bursts:
             self._done.append((start + self.tBurst, txn))
-            b.cur = None
+            b.cur = _NO_TXN
             self._serving.remove(b)
             self._held -= 1
             if self.scheduler == "fcfs":

@@ -13,10 +13,15 @@ skipped cycles (see `Component.skipped`).
 
 from __future__ import annotations
 
+from typing import Final
+
 import heapq
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-FS_PER_US = 10**9
+from mypy_extensions import mypyc_attr
+
+FS_PER_US: Final = 10**9
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,7 @@ class ClockDomain:
         return cycle * self.period_fs
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # components are written in plain Python too
 class Component:
     """A ticking unit. Subclasses implement `tick(cycle) -> bool` (progress made)."""
 
@@ -49,6 +55,7 @@ class Component:
         self.last_cycle = -1  # last cycle this component was ticked (or accounted)
         self._k = -1          # index in the engine (tick order)
         self._pending: set[int] = set()  # times of this component's timers in the engine's heap
+        self.ticks = 0        # cycles actually ticked (the rest were skipped asleep)
 
     def tick(self, cycle: int) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -125,7 +132,7 @@ class Engine:
         c = max(comp.last_cycle + 1, -(-self.now // d.period_fs))
         return d.time_of(c)
 
-    def run(self, max_time_fs: int | None = None, stop=None) -> None:
+    def run(self, max_time_fs: int | None = None, stop: Callable[[], bool] | None = None) -> None:
         """Tick until `stop()` is true, every component sleeps with no timers pending
         (sparse) or none is busy (dense), or `max_time_fs` is reached."""
         comps = self.components
@@ -133,11 +140,13 @@ class Engine:
         dense = self.dense
         timers = self._timers
         active = self._active
+        everyone = list(range(n))
+        candidates: Iterable[int]
         while True:
             if stop is not None and stop():
                 return
             if dense:
-                candidates = range(n)
+                candidates = everyone
             else:
                 if timers and timers[0][0] <= self.now:
                     self._pop_due_timers(self.now)
@@ -149,14 +158,14 @@ class Engine:
                 candidates = active
             now = self.now
             # the next time step: the earliest next cycle of any candidate (or a timer)
-            t = None
+            t = -1
             for k in candidates:
                 c = comps[k]
                 p = c.domain.period_fs
                 nc = c.last_cycle + 1
                 first = -(-now // p)
                 tk = (nc if nc > first else first) * p
-                if t is None or tk < t:
+                if t < 0 or tk < t:
                     t = tk
             if timers and not dense:
                 t0 = timers[0][0]
@@ -182,6 +191,7 @@ class Engine:
                 if cycle > last + 1:
                     comp.skipped(last + 1, cycle - 1)
                 comp.last_cycle = cycle
+                comp.ticks += 1
                 self._ticking = k
                 if not comp.tick(cycle) and not dense:
                     active.discard(k)

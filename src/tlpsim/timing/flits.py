@@ -4,7 +4,7 @@ input port through which a queue reports arrivals to its crossbar."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from tlpsim.timing.engine import Component
 from tlpsim.timing.mem_types import HEADER_BYTES, WRITE, MemRequest
@@ -13,8 +13,8 @@ from tlpsim.timing.queues import TimedQueue
 if TYPE_CHECKING:
     from tlpsim.timing.icnt import Crossbar
 
-LINE_BYTES = 128
-SECTOR_BYTES = 32
+LINE_BYTES: Final = 128
+SECTOR_BYTES: Final = 32
 
 
 class FlitSizes:

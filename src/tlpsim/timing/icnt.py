@@ -39,7 +39,7 @@ import heapq
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from tlpsim.timing.engine import ClockDomain, Component
 from tlpsim.timing.flits import (  # noqa: F401 - re-exported: the crossbar's queues live in flits.py
@@ -187,7 +187,7 @@ class Crossbar(Component):
         for i, q in enumerate(self.inputs):
             q.consumer = _InputPort(self, i)
             if len(q):
-                self._note_arrival(q.next_ready_time(), i)
+                self._note_arrival(q.head_ready_time(), i)
         for q in self.outputs:
             q.producer = self
 
@@ -207,6 +207,7 @@ class Crossbar(Component):
         again: the engine pops timers only when their step comes, so that one is
         still pending and one timer per step is all the engine needs."""
         eng = self.engine
+        assert eng is not None
         if t_fs > eng.now:
             pend = self._timer_steps
             if t_fs in pend:
@@ -298,7 +299,7 @@ class Crossbar(Component):
         fits = set()
         for i in reqs:
             pkt = self.inputs[i].peek()
-            if (out.flits_of(pkt) if self._flit_out[o] else 1) <= free:
+            if (cast(FlitQueue, out).flits_of(pkt) if self._flit_out[o] else 1) <= free:
                 fits.add(i)
         if not fits:
             return
@@ -332,7 +333,8 @@ class Crossbar(Component):
             f = sizes.of(pkt)
             held = out.held_units()
             if flit_out[o]:
-                units = f if out._sizes is sizes else out.flits_of(pkt)
+                fq = cast(FlitQueue, out)
+                units = f if fq._sizes is sizes else fq.flits_of(pkt)
                 room = held + reserved[o] + units <= out.capacity
             else:
                 units = 1
@@ -351,12 +353,12 @@ class Crossbar(Component):
                     self._wake_for_random_fit(cycle, o, reqs)
                 continue
             # grant: input i streams f flits to output o during [cycle, cycle + f)
-            arrival = q_in.next_ready_time() // self._period
+            arrival = q_in.head_ready_time() // self._period
             q_in.pop()
             if self._unannounced[i]:
                 self._unannounced[i] -= 1
                 if self._unannounced[i]:
-                    self._note_arrival(q_in.next_ready_time(), i)
+                    self._note_arrival(q_in.head_ready_time(), i)
             reqs.discard(i)
             if reqs:
                 st.conflicts += len(reqs)

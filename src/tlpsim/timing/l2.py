@@ -141,7 +141,7 @@ class L2Slice(Component):
         self._resp: deque[MemRequest] = deque()              # fill-released replies
         self._port_free = 0     # first cycle the data port can start a lookup
         self._fill_free = 0     # first cycle the fill port can take a DRAM reply
-        self._stall: str | None = None   # why the lookup stalled in the last tick
+        self._stall = ""   # why the lookup stalled in the last tick ("": it did not)
         self._occupied = False
         self._period = domain.period_fs
         self._mshr_lines = self.mshr.lines()   # the MSHR's live entry dict: truthy while misses are pending
@@ -155,7 +155,7 @@ class L2Slice(Component):
         n = last - first + 1
         if self._occupied:
             self.stats.occupied_cycles += n
-        if self._stall is not None:
+        if self._stall:
             self._count_stall(self._stall, n)
 
     def utilisation(self, cycles: int) -> float:
@@ -165,7 +165,7 @@ class L2Slice(Component):
     def tick(self, cycle: int) -> bool:
         now = cycle * self._period
         progress = False
-        self._stall = None
+        self._stall = ""
         resp = self._resp
         if not resp and cycle >= self._fill_free:
             fd = self.from_dram
@@ -196,7 +196,7 @@ class L2Slice(Component):
             self.stats.occupied_cycles += 1
         else:
             self._occupied = False
-        if self._stall is not None:
+        if self._stall:
             self._count_stall(self._stall, 1)
         if not progress or resp or missq:
             return progress
@@ -220,7 +220,7 @@ class L2Slice(Component):
     def debug_state(self) -> dict:
         """Occupancy snapshot for deadlock reports."""
         return {"rop": len(self._rop), "mshr": len(self.mshr), "miss_queue": len(self._missq),
-                "fill_replies": len(self._resp), "lines": len(self.cache), "stall": self._stall,
+                "fill_replies": len(self._resp), "lines": len(self.cache), "stall": self._stall or None,
                 "from_icnt": len(self.from_icnt), "from_dram": len(self.from_dram)}
 
     # -- stages -----------------------------------------------------------------------

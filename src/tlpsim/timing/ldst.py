@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from typing import Any, Final
 
 from tlpsim.timing.cache_port import CachePort
 from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest
 from tlpsim.timing.queues import TimedQueue
+from tlpsim.timing.stats import SMStats
 from tlpsim.trace.format import SPACE_CODES
 
-_SHARED = SPACE_CODES["shared"]
+_SHARED: Final[int] = SPACE_CODES["shared"]
 _CONSTLIKE = (SPACE_CODES["const"], SPACE_CODES["kparam"])
 
 
@@ -57,8 +59,8 @@ class LdstUnit:
         self.to_icnt = to_icnt
         self.from_icnt = from_icnt
         self.partition_of = partition_of
-        self.sm = None                      # set by the SM, which also lends its stats record
-        self.stats = None
+        self.sm: Any = None                 # set by the SM, which also lends its stats record
+        self.stats = SMStats()
         self.queue: deque = deque()         # (start cycle, warp, static instr, mem row)
         self.cur: _Instr | None = None
         self.busy_until = 0                 # shared-memory replays occupy the unit

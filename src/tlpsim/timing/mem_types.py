@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
-READ, WRITE, ATOMIC = "read", "write", "atomic"
-HEADER_BYTES = 8  # address/command bytes every packet carries
+READ: Final = "read"
+WRITE: Final = "write"
+ATOMIC: Final = "atomic"
+HEADER_BYTES: Final = 8  # address/command bytes every packet carries
 
 
 @dataclass(slots=True, eq=False)

@@ -24,8 +24,10 @@ T = TypeVar("T")
 class TimedQueue(Generic[T]):
     """FIFO of (ready time, item) with a capacity in items."""
 
-    def __init__(self, name: str, capacity: int, consumer: Component | None = None, delay: int = 1,
-                 producer: Component | None = None) -> None:
+    # consumer/producer: a Component or a stand-in with `domain` and `engine` (the
+    # crossbar's input ports), hence Any
+    def __init__(self, name: str, capacity: int, consumer: Any = None, delay: int = 1,
+                 producer: Any = None) -> None:
         if capacity < 1:
             raise ValueError(f"queue {name}: capacity must be >= 1")
         self.name = name
@@ -33,10 +35,10 @@ class TimedQueue(Generic[T]):
         self.consumer = consumer
         self.producer = producer
         self.delay = delay
-        self._items: deque[tuple[int, Any]] = deque()
+        self._items: deque[Any] = deque()  # (ready time, item[, units])
         self.pushes = 0
         self.full_refusals = 0
-        self._eng = None    # the engine of the connected components, once known
+        self._eng: Any = None    # the engine of the connected components, once known
         self._free_t = -1   # time step of the latest pops, and the units they freed
         self._freed = 0
 
@@ -133,3 +135,8 @@ class TimedQueue(Generic[T]):
 
     def next_ready_time(self) -> int | None:
         return self._items[0][0] if self._items else None
+
+    def head_ready_time(self) -> int:
+        """Ready time of the head item (the queue must not be empty)."""
+        t: int = self._items[0][0]
+        return t

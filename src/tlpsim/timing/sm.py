@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from collections.abc import Callable
 from dataclasses import asdict
+from typing import Any, cast
 
 import numpy as np
 
@@ -29,7 +31,9 @@ from tlpsim.timing.static import (
     LDST,
     SFU,
     SP,
+    StaticInstr,
 )
+from tlpsim.timing.ldst import LdstUnit
 from tlpsim.timing.stats import ACTIVE, CORE_STALL, IDLE, MEM_STALL, SMStats
 from tlpsim.timing.warp import CTA, Warp
 
@@ -37,26 +41,26 @@ from tlpsim.timing.warp import CTA, Warp
 class SMParams:
     """The SM numbers the core model needs (taken from the typed config by the GPU)."""
 
-    def __init__(self, *, max_warps=48, max_ctas=8, n_schedulers=2, ibuf_entries=2, units=None,
-                 l1d=None) -> None:
+    def __init__(self, *, max_warps: int = 48, max_ctas: int = 8, n_schedulers: int = 2, ibuf_entries: int = 2,
+                 units: dict[str, int] | None = None, l1d: Any = None) -> None:
         self.max_warps = max_warps
         self.max_ctas = max_ctas
         self.n_schedulers = n_schedulers
         self.ibuf_entries = ibuf_entries
         # pipelines per class (GTX480: 2 SP, 1 SFU; DP ops issue to the SP pipes with their own latency)
         self.units = units or {SP: 2, SFU: 1, DP: 1}
-        self.aliases: dict = {}  # pipeline class -> the class whose units run it (e.g. dp -> sfu)
+        self.aliases: dict[str, str] = {}  # pipeline class -> the class whose units run it (e.g. dp -> sfu)
 
 
 class SM(Component):
     name = "sm"
 
-    def __init__(self, sm_id: int, domain: ClockDomain, params: SMParams, schedulers: list, operands,
-                 allocator, ldst, on_cta_done) -> None:
+    def __init__(self, sm_id: int, domain: ClockDomain, params: SMParams, schedulers: list[Any], operands: Any,
+                 allocator: Any, ldst: LdstUnit, on_cta_done: Callable[[SM, Any, int], None]) -> None:
         super().__init__(domain)
         self.id = sm_id
         self.p = params
-        self.policies = schedulers          # one WarpScheduler policy per scheduler unit
+        self.policies: list[Any] = schedulers  # one WarpScheduler policy per scheduler unit
         self.operands = operands            # OperandStorage
         self.allocator = allocator          # ResourceAllocator
         self.ldst = ldst                    # LdstUnit
@@ -73,22 +77,22 @@ class SM(Component):
         # unit is full and these are all there is, a scheduler knows it cannot issue
         self.ready_mem: list[set[int]] = [set() for _ in range(params.n_schedulers)]
         self.fetchq: deque[int] = deque()
-        self.wb: list[tuple] = []  # (cycle, seq, warp, static instr, from_mem): warp objects, so reused slots are safe
+        self.wb: list[tuple[int, int, Warp, StaticInstr, int]] = []  # (cycle, seq, warp, static instr, from_mem): warp objects, so reused slots are safe
         self.seq = 0
-        self.unit_free = {u: [0] * n for u, n in params.units.items()}
+        self.unit_free: dict[str, list[int]] = {u: [0] * n for u, n in params.units.items()}
         for u, target in params.aliases.items():
             self.unit_free[u] = self.unit_free[target]
         self.last_class = IDLE
         self.last_stalls: list[str] = []  # stall reasons met in the last ticked cycle (repeats count)
         self.age = 0
-        self.incoming: deque = deque()  # (cycle, run, cta index, grant) of CTAs arriving
+        self.incoming: deque[tuple[int, Any, int, Any]] = deque()  # (cycle, run, cta index, grant) of CTAs arriving
         self._stalls: list[str] = []     # stall reasons met in the current tick
         self.n_mem_blocked = 0           # warps whose next instruction waits on a memory load
         # earliest free cycle of each pipeline class, kept with unit_free so a scheduler
         # checks availability with one lookup (aliased classes share a cell, as they
         # share their unit list)
-        cells: dict[int, list] = {}
-        self.unit_next = {u: cells.setdefault(id(frees), [0]) for u, frees in self.unit_free.items()}
+        cells: dict[int, list[int]] = {}
+        self.unit_next: dict[str, list[int]] = {u: cells.setdefault(id(frees), [0]) for u, frees in self.unit_free.items()}
         self.unit_next_sp = SP if SP in self.unit_next else next(iter(self.unit_next))
         # issued instructions per pc of finished warps, id(static kernel) -> (static, counts):
         # collect() derives opclass_insts and unit_ops from them (no per-issue dict updates)
@@ -124,10 +128,10 @@ class SM(Component):
 
     # ------------------------------------------------------------ CTA management
 
-    def can_accept(self, run) -> bool:
+    def can_accept(self, run: Any) -> bool:
         return self.n_ctas + len(self.incoming) < self.p.max_ctas and self.allocator.fits(run.kres)
 
-    def launch_cta(self, run, index: int, now: int) -> None:
+    def launch_cta(self, run: Any, index: int, now: int) -> None:
         """Accept a CTA from the dispatcher: resources are granted now, the CTA becomes
         resident at the next cycle (so when in a cycle the dispatcher ticks does not matter)."""
         grant = self.allocator.allocate(run.kres)
@@ -215,7 +219,7 @@ class SM(Component):
         """A part of the SM (the LD/ST unit) could not proceed this cycle."""
         self._stalls.append(reason)
 
-    def complete(self, w: Warp, si, cycle: int, from_mem: bool) -> None:
+    def complete(self, w: Warp, si: StaticInstr, cycle: int, from_mem: bool) -> None:
         """Schedule the writeback of instruction `si`'s destinations for warp `w` at
         `cycle` (called by the pipelines at issue and by the LD/ST unit when data arrives)."""
         self.seq += 1
@@ -237,7 +241,7 @@ class SM(Component):
         # 1. writebacks due
         wb = self.wb
         if wb and wb[0][0] <= now:
-            warps, write, update = self.warps, self.operands.write, self._update_ready
+            warps, write = self.warps, self.operands.write
             while wb and wb[0][0] <= now:
                 _, _, w, si, from_mem = heapq.heappop(wb)
                 if w.done and warps[w.slot] is not w:
@@ -247,7 +251,7 @@ class SM(Component):
                 if from_mem:
                     w.pending_mem &= ~mask
                 write(w.slot, si.dst_regs, now)
-                update(w)
+                self._update_ready(w)
                 progress = True
         # 2. LD/ST unit
         if self.ldst.tick(now):
@@ -265,13 +269,12 @@ class SM(Component):
         # 4. fetch: one warp's instruction buffer per cycle
         fetchq = self.fetchq
         if fetchq:
-            slot = fetchq.popleft()
-            w = self.warps[slot]
-            if w is not None:
-                w.in_fetch = False
-                left = w.n - w.pos
-                w.ibuf = self.p.ibuf_entries if self.p.ibuf_entries < left else left
-                self._update_ready(w)
+            fw = self.warps[fetchq.popleft()]
+            if fw is not None:
+                fw.in_fetch = False
+                left = fw.n - fw.pos
+                fw.ibuf = self.p.ibuf_entries if self.p.ibuf_entries < left else left
+                self._update_ready(fw)
             progress = True
         # 5. statistics of this cycle
         if issued:
@@ -340,7 +343,7 @@ class SM(Component):
 
     # ------------------------------------------------------------ issue
 
-    def _issue(self, s: int, rs: set, now: int) -> bool:
+    def _issue(self, s: int, rs: set[int], now: int) -> bool:
         """Issue one instruction from scheduler s: the policy orders the warps whose
         next instruction's pipeline can take it this cycle; the first that the
         operand storage accepts issues."""
@@ -351,10 +354,10 @@ class SM(Component):
         if not ldst_ok and len(self.ready_mem[s]) == len(rs):
             self._stalls.append("unit_busy")  # every ready warp waits for the LD/ST unit
             return False
-        cands = []
+        cands: list[Any] = []
         for x in rs:
-            w = warps[x]
-            si = w.si
+            w = cast(Warp, warps[x])  # ready warps are resident
+            si = cast(StaticInstr, w.si)  # and know their next instruction
             k = si.kind
             if k == K_MEM:
                 if not ldst_ok:
@@ -382,11 +385,11 @@ class SM(Component):
                 return True
         return False
 
-    def _try_issue(self, v, policy, now: int) -> bool:
+    def _try_issue(self, v: Any, policy: Any, now: int) -> bool:
         """Start the next instruction of the warp behind view `v` if its pipeline and
         operand storage accept it now, and advance the warp."""
-        w = self.warps[v.slot]
-        si = w.si
+        w = cast(Warp, self.warps[v.slot])
+        si = cast(StaticInstr, w.si)
         kind = si.kind
         if kind == K_ALU or kind == K_BRANCH or kind == K_NOP:
             unit = si.unit

@@ -5,14 +5,24 @@ and writes as bitmasks (so a scoreboard check is one integer AND)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from tlpsim.frontend.ir import Address, Function, Reg, Vec
 
 # pipelines (functional-unit classes)
-SP, SFU, DP, LDST, CTRL = "sp", "sfu", "dp", "ldst", "ctrl"
+SP: Final = "sp"
+SFU: Final = "sfu"
+DP: Final = "dp"
+LDST: Final = "ldst"
+CTRL: Final = "ctrl"
 
 # control kinds
-K_ALU, K_MEM, K_BAR, K_EXIT, K_BRANCH, K_NOP = range(6)
+K_ALU: Final = 0
+K_MEM: Final = 1
+K_BAR: Final = 2
+K_EXIT: Final = 3
+K_BRANCH: Final = 4
+K_NOP: Final = 5
 
 _INT_CLASS = {  # GPGPU-Sim latency-table column for integer ops
     "add": "add", "sub": "add", "addc": "add", "subc": "add", "and": "add", "or": "add", "xor": "add",

@@ -6,9 +6,13 @@ when the record is built."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Final
 
 # per-SM cycle classes (Lee et al. HPCA 2014, section 3)
-ACTIVE, IDLE, MEM_STALL, CORE_STALL = "active", "idle", "mem_stall", "core_stall"
+ACTIVE: Final = "active"
+IDLE: Final = "idle"
+MEM_STALL: Final = "mem_stall"
+CORE_STALL: Final = "core_stall"
 CYCLE_CLASSES = (ACTIVE, IDLE, MEM_STALL, CORE_STALL)
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from tlpsim.policies.warp.base import WarpView
+from tlpsim.timing.static import StaticInstr
 
 
 def popcount32(x: np.ndarray) -> np.ndarray:
@@ -23,7 +26,7 @@ class Warp:
                  "pending_mem", "ibuf", "at_barrier", "done", "view", "mem_blocked", "in_fetch", "si",
                  "thread_total", "pc_hist", "instrs")
 
-    def __init__(self, slot: int, sched: int, cta, run, gwarp: int, age: int) -> None:
+    def __init__(self, slot: int, sched: int, cta: CTA, run: Any, gwarp: int, age: int) -> None:
         trace = run.trace
         a, b = int(trace.warp_offsets[gwarp]), int(trace.warp_offsets[gwarp + 1])
         self.slot = slot
@@ -31,15 +34,15 @@ class Warp:
         self.cta = cta
         self.run = run
         self.gwarp = gwarp
-        self.pcs = trace.pc[a:b].tolist()
-        self.instrs = run.static.instrs
+        self.pcs: list[int] = trace.pc[a:b].tolist()
+        self.instrs: list[StaticInstr] = run.static.instrs
         lanes = popcount32(trace.executed[a:b])  # thread instructions as GPGPU-Sim counts them
-        self.lanes = lanes.tolist()
+        self.lanes: list[int] = lanes.tolist()
         # whole-stream totals, credited to the launch and the SM's per-class counters when
         # the warp finishes (every resident warp runs its stream to the end)
         self.thread_total = int(lanes.sum())
-        self.pc_hist = np.bincount(trace.pc[a:b], minlength=len(run.static.instrs))
-        self.mem = trace.mem[a:b].tolist()
+        self.pc_hist: Any = np.bincount(trace.pc[a:b], minlength=len(run.static.instrs))
+        self.mem: list[int] = trace.mem[a:b].tolist()
         self.pos = 0
         self.n = b - a
         self.pending = 0        # register bits awaiting writeback
@@ -49,7 +52,7 @@ class Warp:
         self.done = self.n == 0
         self.mem_blocked = False
         self.in_fetch = False
-        self.si = None          # static info of the next instruction (kept while the warp is ready)
+        self.si: StaticInstr | None = None  # static info of the next instruction (kept while the warp is ready)
         self.view = WarpView(slot=slot, age=age, cta=cta.slot, last_issue=-1)
 
 
@@ -58,11 +61,11 @@ class CTA:
 
     __slots__ = ("slot", "run", "index", "warps", "live", "arrived", "alloc")
 
-    def __init__(self, slot: int, run, index: int) -> None:
+    def __init__(self, slot: int, run: Any, index: int) -> None:
         self.slot = slot
         self.run = run
         self.index = index
         self.warps: list[Warp] = []
         self.live = 0
         self.arrived = 0
-        self.alloc = None  # what the resource allocator granted
+        self.alloc: Any = None  # what the resource allocator granted

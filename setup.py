@@ -1,0 +1,45 @@
+"""Build of tlpsim's compiled core (everything else is in pyproject.toml).
+
+mypyc compiles the timing model's hot modules (listed in src/tlpsim/_core.py) from
+the same Python sources into C extensions; tlpsim runs them when they match the
+sources and the sources otherwise. TLPSIM_PURE_PYTHON=1 at install time skips the
+build (a pure-Python install); a failed build stops the install with the compiler's
+message, as any C extension would.
+"""
+
+import hashlib
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+from setuptools import setup
+
+ROOT = Path(__file__).resolve().parent
+SRC = ROOT / "src"
+
+
+def compiled_modules() -> list[str]:
+    text = (SRC / "tlpsim" / "_core.py").read_text()
+    block = re.search(r"COMPILED_MODULES: tuple\[str, \.\.\.\] = \((.*?)\)", text, re.S)
+    return re.findall(r'"([\w.]+)"', block.group(1))
+
+
+def ext_modules() -> list:
+    if os.environ.get("TLPSIM_PURE_PYTHON", "").strip() not in ("", "0"):
+        return []
+    if {"egg_info", "dist_info", "sdist"} & set(sys.argv[1:]):
+        return []  # metadata only: nothing is compiled in these steps
+    from mypyc.build import mypycify
+
+    modules = compiled_modules()
+    paths = [SRC.joinpath(*m.split(".")).with_suffix(".py") for m in modules]
+    # the digests of what is compiled: tlpsim runs the extensions only while they match
+    record = {"sources": {m: hashlib.sha256(p.read_bytes()).hexdigest() for m, p in zip(modules, paths)}}
+    (SRC / "tlpsim" / "_core_build.json").write_text(json.dumps(record, indent=1) + "\n")
+    return mypycify([str(p.relative_to(ROOT)) for p in paths], opt_level="3", debug_level="0",
+                    group_name="tlpsim_core")
+
+
+setup(ext_modules=ext_modules())
