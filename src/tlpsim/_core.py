@@ -42,6 +42,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "tlpsim.timing.static",
     "tlpsim.timing.warp",
     "tlpsim.timing.ldst",
+    "tlpsim.timing.regbanks",
     "tlpsim.timing.sm",
 )
 

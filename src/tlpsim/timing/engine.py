@@ -83,6 +83,7 @@ class Engine:
         self._active: set[int] = set()
         self._timers: list[tuple[int, int]] = []  # (time, component index); one entry per (component, time)
         self._ticking: int | None = None  # index of the component being ticked
+        self.stop_requested = False  # set by a component (request_stop): run() returns before the next step
 
     def add(self, comp: Component, active: bool = True) -> Component:
         comp.engine = self
@@ -92,6 +93,10 @@ class Engine:
         if active:
             self._active.add(k)
         return comp
+
+    def request_stop(self) -> None:
+        """End run() before its next time step (the cheap form of its `stop` callback)."""
+        self.stop_requested = True
 
     def wake(self, comp: Component) -> None:
         k = comp._k
@@ -132,9 +137,11 @@ class Engine:
         c = max(comp.last_cycle + 1, -(-self.now // d.period_fs))
         return d.time_of(c)
 
-    def run(self, max_time_fs: int | None = None, stop: Callable[[], bool] | None = None) -> None:
-        """Tick until `stop()` is true, every component sleeps with no timers pending
-        (sparse) or none is busy (dense), or `max_time_fs` is reached."""
+    def run(self, max_time_fs: int | None = None, stop: Callable[[], bool] | None = None,
+            until_stop_request: bool = False) -> None:
+        """Tick until `stop()` is true or a component calls request_stop(), every
+        component sleeps with no timers pending (sparse) or — unless `stop` is given or
+        `until_stop_request` is set — none is busy (dense), or `max_time_fs` is reached."""
         comps = self.components
         n = len(comps)
         dense = self.dense
@@ -142,8 +149,9 @@ class Engine:
         active = self._active
         everyone = list(range(n))
         candidates: Iterable[int]
+        self.stop_requested = False
         while True:
-            if stop is not None and stop():
+            if self.stop_requested or (stop is not None and stop()):
                 return
             if dense:
                 candidates = everyone
@@ -196,7 +204,7 @@ class Engine:
                 if not comp.tick(cycle) and not dense:
                     active.discard(k)
             self._ticking = None
-            if dense and stop is None and all(not self._has_work(c) for c in comps):
+            if dense and stop is None and not until_stop_request and all(not self._has_work(c) for c in comps):
                 return
 
     def settle(self) -> None:

@@ -8,6 +8,7 @@ one `LaunchStats` per launch. Launches on different streams run concurrently.
 
 from __future__ import annotations
 
+import gc
 import time
 from dataclasses import dataclass, field
 
@@ -110,6 +111,7 @@ class GPU:
         self.timeline = self.engine.add(Timeline(self.core, self.sms, mon.timeline_interval_cycles,
                                                  mon.watchdog_cycles), active=False)
         self.running: list[KernelRun] = []
+        self._batch: list[KernelRun] = []  # the launches GPU.run simulates now
         self.finished: list[KernelRun] = []
         self.kid = 0
 
@@ -137,6 +139,8 @@ class GPU:
         self.cta_policy.on_cta_done(sm.id, run.kid, run.ctas_done - 1, now)
         if run.finished:
             run.t_end = now
+            if all(r.finished for r in self._batch):
+                self.engine.request_stop()  # GPU.run's launches are all done
         self.dispatcher.wake()
 
     # ------------------------------------------------------------ running
@@ -150,7 +154,17 @@ class GPU:
         self.dispatcher.wake()
         self.timeline.start(start_cycle)
         self.timeline.stuck_at = None
-        self.engine.run(stop=lambda: all(r.finished for r in runs) or self.timeline.stuck_at is not None)
+        self._batch = runs
+        if not all(r.finished for r in runs):
+            # the model allocates many short-lived tuples and few reference cycles: a
+            # larger first GC generation saves most collection passes
+            gc_threshold = gc.get_threshold()
+            gc.set_threshold(max(gc_threshold[0], 50_000), *gc_threshold[1:])
+            try:
+                # until the last launch finishes (_cta_done) or the watchdog fires (timeline)
+                self.engine.run(until_stop_request=True)
+            finally:
+                gc.set_threshold(*gc_threshold)
         self.timeline.stop()
         self.engine.settle()
         unfinished = [r for r in runs if not r.finished]

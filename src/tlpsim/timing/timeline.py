@@ -60,6 +60,8 @@ class Timeline(Component):
                 self.last_progress = (work, cycle)
             elif cycle - self.last_progress[1] >= self.watchdog:
                 self.stuck_at = cycle
+                if self.engine is not None:
+                    self.engine.request_stop()
         nxt = min(-(-(cycle + 1) // self.interval) * self.interval, -(-(cycle + 1) // self.watchdog) * self.watchdog)
         self.wake_at(nxt)
         return False

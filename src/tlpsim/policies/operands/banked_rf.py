@@ -3,7 +3,12 @@
 class; its source registers are read from their banks, one read per bank per
 cycle, so two sources in one bank serialise (a bank conflict); the collector is
 released when its operands are read. Bank of a register: (warp slot + register)
-mod banks, as GPGPU-Sim maps it."""
+mod banks, as GPGPU-Sim maps it.
+
+The per-issue arithmetic is `tlpsim.timing.regbanks.RegisterBanks` (compiled with
+the timing core); this plug-in declares the parameters and delegates to it. A
+subclass that overrides a method gets its override: only this exact class binds
+the compiled methods directly."""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from dataclasses import dataclass
 
 from tlpsim.policies.operands.base import OperandStorage
 from tlpsim.policies.registry import register
+from tlpsim.timing.regbanks import RegisterBanks
 
 
 @register("operand_storage", "baseline")
@@ -31,80 +37,25 @@ class BankedRegisterFile(OperandStorage):
                                  collectors_mem=c.get("ldst", 2))
         super().__init__(params, n_warp_slots)
         p = self.params
-        self.bank_free = [0] * p.banks  # first cycle each bank can be read again
-        self.cap = {"sp": p.collectors_sp, "dp": p.collectors_sp, "sfu": p.collectors_sfu,
-                    "ldst": p.collectors_mem}
-        self.busy: dict[str, list[int]] = {k: [] for k in self.cap}  # release cycles of taken collectors
-
-    def _collectors(self, unit: str, now: int) -> list[int]:
-        taken = self.busy.get(unit)
-        if taken is None:
-            return []
-        if taken and min(taken) <= now:
-            taken[:] = [c for c in taken if c > now]
-        return taken
+        self.banks = RegisterBanks(p.banks, {"sp": p.collectors_sp, "dp": p.collectors_sp,
+                                             "sfu": p.collectors_sfu, "ldst": p.collectors_mem}, self.stats)
+        if type(self) is BankedRegisterFile:
+            # the SM's calls go straight to the compiled methods (no Python frame per issue)
+            b = self.banks
+            self.can_issue, self.read, self.try_read = b.can_issue, b.read, b.try_read  # type: ignore[method-assign]
+            self.write, self.next_event = b.write, b.next_event  # type: ignore[method-assign]
 
     def can_issue(self, slot: int, unit: str, src_regs: tuple, now: int) -> bool:
-        taken = self._collectors(unit, now)
-        if unit in self.cap and len(taken) >= self.cap[unit]:
-            self.stats.collector_full += 1
-            return False
-        return True
+        return self.banks.can_issue(slot, unit, src_regs, now)
 
     def read(self, slot: int, unit: str, src_regs: tuple, now: int) -> int:
-        nb = self.params.banks
-        done = now + 1
-        first_free = now + 1  # operands are read starting the cycle after issue
-        for r in src_regs:
-            b = (slot + r) % nb
-            t = max(first_free, self.bank_free[b])
-            if t > first_free:
-                self.stats.bank_conflict_cycles += t - first_free
-            self.bank_free[b] = t + 1
-            done = max(done, t + 1)
-        self.stats.reads += len(src_regs)
-        taken = self.busy.get(unit)
-        if taken is not None:
-            taken.append(done)
-        return done
+        return self.banks.read(slot, unit, src_regs, now)
 
     def try_read(self, slot: int, unit: str, src_regs: tuple, now: int) -> int | None:
-        # can_issue + read fused: this runs once per issued instruction
-        taken = self.busy.get(unit)
-        if taken is not None:
-            if taken:
-                for c in taken:
-                    if c <= now:
-                        taken[:] = [c for c in taken if c > now]
-                        break
-                if len(taken) >= self.cap[unit]:
-                    self.stats.collector_full += 1
-                    return None
-        nb = self.params.banks
-        bank_free = self.bank_free
-        first_free = done = now + 1  # operands are read starting the cycle after issue
-        conflicts = 0
-        for r in src_regs:
-            b = (slot + r) % nb
-            t = bank_free[b]
-            if t > first_free:
-                conflicts += t - first_free
-            else:
-                t = first_free
-            bank_free[b] = t + 1
-            if t + 1 > done:
-                done = t + 1
-        st = self.stats
-        st.bank_conflict_cycles += conflicts
-        st.reads += len(src_regs)
-        if taken is not None:
-            taken.append(done)
-        return done
+        return self.banks.try_read(slot, unit, src_regs, now)
 
     def write(self, slot: int, dst_regs: tuple, cycle: int) -> int:
-        self.stats.writes += len(dst_regs)
-        return cycle
+        return self.banks.write(slot, dst_regs, cycle)
 
     def next_event(self, now: int) -> int | None:
-        future = [c for taken in self.busy.values() for c in taken if c > now]
-        return min(future) if future else None
+        return self.banks.next_event(now)
