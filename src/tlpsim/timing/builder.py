@@ -11,11 +11,11 @@ from tlpsim.timing.cache import MSHR, CacheArray
 from tlpsim.timing.cache_port import CachePort
 from tlpsim.timing.dram import AddressMap, DramChannel
 from tlpsim.timing.engine import ClockDomain, Engine
-from tlpsim.timing.icnt import Crossbar, FlitQueue
+from tlpsim.timing.icnt import Crossbar, FlitQueue, route_to_slice, route_to_sm
 from tlpsim.timing.l2 import L2Slice, strip_interleave
 from tlpsim.timing.ldst import LdstParams, LdstUnit
 from tlpsim.timing.occupancy import SMLimits
-from tlpsim.timing.partition import SliceMux
+from tlpsim.timing.partition import SliceMux, SliceOf
 from tlpsim.timing.queues import TimedQueue
 from tlpsim.timing.sm import SMParams
 from tlpsim.timing.static import DP, SFU, SP, LatencyTables
@@ -70,9 +70,9 @@ class MemorySystem:
         self.l2_out = [FlitQueue(f"l2{k}.out", ic.input_buffer_flits, fb) for k in range(n_slices)]
         arb = {"islip": "islip", "round_robin": "rr", "random": "random"}[ic.arbiter]
         self.up = Crossbar(icnt, "icnt.up", n_sms, n_slices, fb, latency=ic.latency, inputs=self.sm_out,
-                           outputs=self.l2_in, arbitration=arb, route=lambda p: p.partition)
+                           outputs=self.l2_in, arbitration=arb, route=route_to_slice)
         self.down = Crossbar(icnt, "icnt.down", n_slices, n_sms, fb, latency=ic.latency, inputs=self.l2_out,
-                             outputs=self.sm_in, arbitration=arb, route=lambda p: p.src_sm)
+                             outputs=self.sm_in, arbitration=arb, route=route_to_sm)
         q = c2.queue_entries
         self.slices: list[L2Slice] = []
         self.channels: list[DramChannel] = []
@@ -103,7 +103,7 @@ class MemorySystem:
             ch_in = TimedQueue(f"dram{p}.in", d.queue_size)
             ch_out = TimedQueue(f"dram{p}.out", d.return_queue_size)
             self.muxes.append(SliceMux(dram, f"mux{p}", to_dram, from_dram, ch_in, ch_out,
-                                       lambda req, base=p * self.per_part: req.partition - base))
+                                       SliceOf(p * self.per_part)))
             timing = {k: getattr(d, k) for k in ("tCCD", "tCCDL", "tRRD", "tRCD", "tRAS", "tRP", "tRC", "tCL",
                                                  "tWL", "tCDLR", "tWR", "tRTPL") if hasattr(d, k)}
             self.channels.append(DramChannel(dram, p, d.banks, d.bank_groups, d.row_bytes, d.bus_width_bytes,

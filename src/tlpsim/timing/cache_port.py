@@ -4,6 +4,9 @@ policy. It does not tick; the LD/ST unit calls it once per line access."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from tlpsim.timing.cache import HIT_RESERVED, MISS, MSHR, RESERVATION_FAIL, SECTOR_MISS, CacheArray, CacheStats
 
 
@@ -22,7 +25,7 @@ class CachePort:
     def stats(self) -> CacheStats:
         return self.array.stats
 
-    def read(self, line: int, mask: int, token, now: int, can_send) -> tuple[str, int]:
+    def read(self, line: int, mask: int, token: Any, now: int, can_send: Callable[[], bool]) -> tuple[str, int]:
         """Returns ("hit", ready cycle), ("merged", 0) — waiting on a pending fill —,
         ("miss", sectors to fetch) — the caller must send that request —, or
         ("fail", 0) when it must retry (set, MSHR, merge or queue full)."""

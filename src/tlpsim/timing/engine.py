@@ -81,7 +81,11 @@ class Engine:
         self.now = 0
         self.components: list[Component] = []
         self._active: set[int] = set()
-        self._timers: list[tuple[int, int]] = []  # (time, component index); one entry per (component, time)
+        # timers: a heap of the distinct times that have any, and per time the indices of
+        # the components to wake (one entry per (component, time)); many components wake
+        # at the same clock edge, so this keeps the heap small and its entries plain ints
+        self._timers: list[int] = []
+        self._timer_comps: dict[int, list[int]] = {}
         self._ticking: int | None = None  # index of the component being ticked
         self.stop_requested = False  # set by a component (request_stop): run() returns before the next step
 
@@ -121,14 +125,20 @@ class Engine:
         if t_fs in pending:  # one timer per (component, time) is enough
             return
         pending.add(t_fs)
-        heapq.heappush(self._timers, (t_fs, comp._k))
+        ks = self._timer_comps.get(t_fs)
+        if ks is None:
+            self._timer_comps[t_fs] = [comp._k]
+            heapq.heappush(self._timers, t_fs)
+        else:
+            ks.append(comp._k)
 
     def _pop_due_timers(self, t_fs: int) -> None:
-        timers, active, comps = self._timers, self._active, self.components
-        while timers and timers[0][0] <= t_fs:
-            t, k = heapq.heappop(timers)
-            comps[k]._pending.discard(t)
-            active.add(k)
+        timers, active, comps, by_time = self._timers, self._active, self.components, self._timer_comps
+        while timers and timers[0] <= t_fs:
+            t = heapq.heappop(timers)
+            for k in by_time.pop(t):
+                comps[k]._pending.discard(t)
+                active.add(k)
 
     def _next_cycle_time(self, comp: Component) -> int:
         """Time of the first cycle of comp's domain strictly after its last tick and
@@ -156,12 +166,12 @@ class Engine:
             if dense:
                 candidates = everyone
             else:
-                if timers and timers[0][0] <= self.now:
+                if timers and timers[0] <= self.now:
                     self._pop_due_timers(self.now)
                 if not active:
                     if not timers:
                         return
-                    self.now = max(self.now, timers[0][0])
+                    self.now = max(self.now, timers[0])
                     continue
                 candidates = active
             now = self.now
@@ -176,7 +186,7 @@ class Engine:
                 if t < 0 or tk < t:
                     t = tk
             if timers and not dense:
-                t0 = timers[0][0]
+                t0 = timers[0]
                 if t0 < t:
                     t = t0 if t0 > now else now
             if max_time_fs is not None and t > max_time_fs:
@@ -184,7 +194,7 @@ class Engine:
                 return
             self.now = t
             if not dense:
-                if timers and timers[0][0] <= t:
+                if timers and timers[0] <= t:
                     self._pop_due_timers(t)
                 candidates = sorted(active)
             for k in candidates:

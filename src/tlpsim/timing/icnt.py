@@ -51,6 +51,7 @@ from tlpsim.timing.flits import (  # noqa: F401 - re-exported: the crossbar's qu
     flit_sizes,
     packet_flits,
 )
+from tlpsim.timing.mem_types import MemRequest
 from tlpsim.timing.queues import TimedQueue
 
 ARBITERS = ("rr", "round_robin", "islip", "random")
@@ -62,6 +63,16 @@ SUSTAINABLE_FRACTION = 0.6
 def default_route(packet: Any) -> int:
     """Requests go to their L2 slice, replies back to their SM."""
     return packet.src_sm if packet.is_reply else packet.partition
+
+
+def route_to_slice(packet: MemRequest) -> int:
+    """The SM-to-L2 network's route: the request's L2 slice."""
+    return packet.partition
+
+
+def route_to_sm(packet: MemRequest) -> int:
+    """The L2-to-SM network's route: the SM that sent the request."""
+    return packet.src_sm
 
 
 @dataclass

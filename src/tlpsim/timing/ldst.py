@@ -13,12 +13,14 @@ its last access has its data.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
 from tlpsim.timing.cache_port import CachePort
 from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest
 from tlpsim.timing.queues import TimedQueue
+from tlpsim.timing.static import StaticInstr
 from tlpsim.timing.stats import SMStats
 from tlpsim.trace.format import SPACE_CODES
 
@@ -37,7 +39,8 @@ class _Instr:
 
     __slots__ = ("warp", "dst", "accesses", "outstanding", "ready", "kind", "cache", "issued", "si")
 
-    def __init__(self, warp, dst: int, accesses: list, kind: str, cache, si) -> None:
+    def __init__(self, warp: Any, dst: int, accesses: list[tuple[int, int]], kind: str, cache: CachePort | None,
+                 si: StaticInstr) -> None:
         self.warp = warp
         self.si = si                  # the static instruction (its destinations are written back)
         self.dst = dst
@@ -51,7 +54,7 @@ class _Instr:
 
 class LdstUnit:
     def __init__(self, sm_id: int, params: LdstParams, l1d: CachePort | None, l1c: CachePort, to_icnt: TimedQueue,
-                 from_icnt: TimedQueue, partition_of) -> None:
+                 from_icnt: TimedQueue, partition_of: Callable[[int], int]) -> None:
         self.sm_id = sm_id
         self.p = params
         self.l1d = l1d
@@ -61,7 +64,7 @@ class LdstUnit:
         self.partition_of = partition_of
         self.sm: Any = None                 # set by the SM, which also lends its stats record
         self.stats = SMStats()
-        self.queue: deque = deque()         # (start cycle, warp, static instr, mem row)
+        self.queue: deque[tuple[int, Any, StaticInstr, int]] = deque()  # (start cycle, warp, static instr, mem row)
         self.cur: _Instr | None = None
         self.busy_until = 0                 # shared-memory replays occupy the unit
         self.stalled = False
@@ -72,7 +75,7 @@ class LdstUnit:
     def can_accept(self) -> bool:
         return len(self.queue) < self.p.queue_entries
 
-    def accept(self, warp, si, mem_row: int, start: int) -> None:
+    def accept(self, warp: Any, si: StaticInstr, mem_row: int, start: int) -> None:
         self.queue.append((start, warp, si, mem_row))
 
     def busy(self) -> bool:
@@ -133,7 +136,7 @@ class LdstUnit:
 
     # ------------------------------------------------------------ helpers
 
-    def _decode(self, warp, si, row: int, now: int):
+    def _decode(self, warp: Any, si: StaticInstr, row: int, now: int) -> _Instr | None:
         trace = warp.run.trace
         if row < 0:  # no lane executed the access (all guards false)
             return None
@@ -162,7 +165,7 @@ class LdstUnit:
             return None
         return ins
 
-    def _send(self, kind: str, line: int, mask: int, token, now: int) -> bool:
+    def _send(self, kind: str, line: int, mask: int, token: Any, now: int) -> bool:
         if not self.to_icnt.can_push():
             return False
         req = MemRequest(kind, line, mask, self.sm_id, self.partition_of(line), token,

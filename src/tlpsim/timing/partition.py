@@ -8,12 +8,23 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from tlpsim.timing.engine import ClockDomain, Component
+from tlpsim.timing.mem_types import MemRequest
 from tlpsim.timing.queues import TimedQueue
+
+
+class SliceOf:
+    """A partition's route of a request to its slice: global slice - first slice."""
+
+    def __init__(self, first_slice: int) -> None:
+        self.first_slice = first_slice
+
+    def __call__(self, req: MemRequest) -> int:
+        return req.partition - self.first_slice
 
 
 class SliceMux(Component):
     def __init__(self, domain: ClockDomain, name: str, to_dram: Sequence[TimedQueue], from_dram: Sequence[TimedQueue],
-                 channel_in: TimedQueue, channel_out: TimedQueue, slice_of: Callable[[object], int]) -> None:
+                 channel_in: TimedQueue, channel_out: TimedQueue, slice_of: Callable[[MemRequest], int]) -> None:
         super().__init__(domain)
         self.name = name
         self.to_dram = list(to_dram)
