@@ -18,9 +18,10 @@ class DramAddr(NamedTuple):
     sub_partition: int
 
 
-def _runs(mask: int) -> tuple:
+def _runs(mask: int) -> tuple[tuple[int, int, int], ...]:
     """Contiguous runs of set bits of mask as (source shift, width mask, dest shift)."""
-    runs, dst, i = [], 0, 0
+    runs: list[tuple[int, int, int]] = []
+    dst = i = 0
     while mask >> i:
         if (mask >> i) & 1:
             j = i
@@ -34,7 +35,7 @@ def _runs(mask: int) -> tuple:
     return tuple(runs)
 
 
-def _pack(runs: tuple, x: int) -> int:
+def _pack(runs: tuple[tuple[int, int, int], ...], x: int) -> int:
     v = 0
     for s, m, d in runs:
         v |= ((x >> s) & m) << d

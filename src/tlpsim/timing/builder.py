@@ -189,7 +189,7 @@ def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem) -> SMP
                                       c.sector_bytes if c.sectored else None, c.replacement, _set_index(c.set_index)),
                     MSHR(c.mshr_entries, c.mshr_max_merge), c.hit_latency)
     ldst = LdstUnit(sm_id, LdstParams(smem_latency=s.shared_latency), l1d, l1c, mem.sm_out[sm_id],
-                    mem.sm_in[sm_id], mem.partition_of)
+                    mem.sm_in[sm_id], mem.amap.partition_of)  # the compiled method itself: called per request
     return SMParts(params, scheds, operands, allocator, ldst)
 
 

@@ -164,13 +164,19 @@ class Eviction(NamedTuple):
     dirty: int
 
 
-class AccessResult(NamedTuple):
+class AccessResult:
     """Outcome of `CacheArray.access`: the status, the sectors the caller must fetch
     (reserved for the fill when `reserve=True`), and the line evicted to make room."""
 
-    status: int
-    missing: int
-    evicted: Eviction | None
+    __slots__ = ("status", "missing", "evicted")
+
+    def __init__(self, status: int, missing: int, evicted: Eviction | None) -> None:
+        self.status = status
+        self.missing = missing
+        self.evicted = evicted
+
+    def __repr__(self) -> str:
+        return f"AccessResult(status={STATUS_NAMES[self.status]}, missing={self.missing:#x}, evicted={self.evicted})"
 
 
 # the outcomes carrying nothing but their status are immutable: share one each
@@ -536,7 +542,7 @@ class MSHR:
         self.stats.merges += 1
         return True
 
-    def fill(self, addr: int, sector_mask: int = ALL) -> list:
+    def fill(self, addr: int, sector_mask: int = ALL) -> list[Any]:
         """Sectors arrived: return the tokens whose sectors are now all present, in
         arrival order; the entry is freed when nothing is pending."""
         e = self._e.get(addr)

@@ -64,7 +64,7 @@ class CachePort:
         assert st in (MISS, SECTOR_MISS)
         return "miss", r.missing
 
-    def fill(self, line: int, mask: int, now: int) -> list:
+    def fill(self, line: int, mask: int, now: int) -> list[Any]:
         """Sectors arrived from L2: install them and release the waiting requests."""
         if line in self.array:
             self.array.fill(line, mask)

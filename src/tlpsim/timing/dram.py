@@ -151,11 +151,11 @@ class _Bank:
         self.open_row = -1
         self.next_act = self.next_pre = self.next_rd = self.next_wr = 0
         self.cur: _Txn = _NO_TXN
-        self.queue: dict = {}           # seq -> queued request of this bank, oldest first
-        self.bins: dict = {}            # row -> deque of queued requests to that row, oldest first
+        self.queue: dict[int, _Txn] = {}         # seq -> queued request of this bank, oldest first
+        self.bins: dict[int, deque[_Txn]] = {}  # row -> queued requests to that row, oldest first
 
 
-def _bursts_table(atom: int) -> list:
+def _bursts_table(atom: int) -> list[int]:
     """Column bursts needed for each 4-bit sector mask: the atom-aligned chunks touched."""
     tab = []
     for mask in range(16):
@@ -248,9 +248,9 @@ class DramChannel(Component):
         self._held = 0                      # requests accepted and not fully issued
         self._serving: list[_Bank] = []     # banks with a current request, oldest request first
         self._idle_with_work: set = set()   # FR-FCFS: banks without a current request but with queued ones
-        self._fifo: deque = deque()         # FCFS: requests not yet handed to a bank
-        self._done: deque = deque()         # (completion cycle, txn), increasing
-        self._replies: deque = deque()      # finished reads waiting for room in out_queue
+        self._fifo: deque[_Txn] = deque()   # FCFS: requests not yet handed to a bank
+        self._done: deque[tuple[int, _Txn]] = deque()  # (completion cycle, txn), increasing
+        self._replies: deque[MemRequest] = deque()  # finished reads waiting for room in out_queue
         self._reads_owed = 0                # reads issued whose reply is not yet in out_queue
         self._act_ok = self._col_ok = self._rd_ok = self._wr_ok = self._bus_free = 0
         self._grp_col_ok = [0] * n_bank_groups

@@ -181,7 +181,7 @@ class Crossbar(Component):
         self._arrivals: list[tuple[int, int]] = []        # (ready time fs, input)
         self._unscheduled = False                         # arrivals noted before joining an engine
         self._releases: list[tuple[int, int, int]] = []   # (cycle, input, output) transfer ends
-        self._deliveries: list[tuple] = []                # (cycle, seq, output, units, packet, arrival cycle)
+        self._deliveries: list[tuple[int, int, int, int, Any, int]] = []  # (cycle, seq, output, units, packet, arrival cycle)
         self._seq = itertools.count()
         self._busy_in = [False] * n_inputs
         self._requesting = [False] * n_inputs
@@ -244,7 +244,7 @@ class Crossbar(Component):
             else:
                 s.add(i)
 
-    def _deliver(self, entry: tuple, now: int) -> None:
+    def _deliver(self, entry: tuple[int, int, int, int, Any, int], now: int) -> None:
         cyc, _, o, units, pkt, arrival = entry
         self.outputs[o].push(pkt, now)
         self._reserved[o] -= units

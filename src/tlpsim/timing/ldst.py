@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from tlpsim.timing.cache_port import CachePort
 from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest
@@ -224,8 +224,8 @@ class LdstUnit:
     def _reply(self, req: MemRequest, now: int) -> None:
         token = req.token
         if isinstance(token, tuple) and token[0] == "fill":
-            _, cache, line = token
-            for ins in cache.fill(line, req.sector_mask, now):
+            cache = cast(CachePort, token[1])
+            for ins in cache.fill(token[2], req.sector_mask, now):
                 self._arrived(ins, now)
         elif token is not None:
             self._arrived(token, now)

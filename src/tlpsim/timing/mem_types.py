@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Final
 
 READ: Final = "read"
@@ -11,22 +10,31 @@ ATOMIC: Final = "atomic"
 HEADER_BYTES: Final = 8  # address/command bytes every packet carries
 
 
-@dataclass(slots=True, eq=False)
 class MemRequest:
     """A memory transaction for one 128-byte line (or part of it).
 
     `sector_mask` has bit i set for each 32-byte sector i of the line the request
     needs (reads) or writes. `token` is opaque to the memory system and comes back
-    on the reply so the requester can find its MSHR entry."""
+    on the reply so the requester can find its MSHR entry. (A plain class, not a
+    dataclass: one is created per request, and the compiled core builds it natively.)"""
 
-    kind: str
-    addr: int                   # line-aligned byte address
-    sector_mask: int
-    src_sm: int
-    partition: int = -1         # L2 slice (memory sub-partition) serving this address
-    token: Any = None
-    t_created: int = 0          # femtoseconds
-    is_reply: bool = False
+    __slots__ = ("kind", "addr", "sector_mask", "src_sm", "partition", "token", "t_created", "is_reply")
+
+    def __init__(self, kind: str, addr: int, sector_mask: int, src_sm: int, partition: int = -1,
+                 token: Any = None, t_created: int = 0, is_reply: bool = False) -> None:
+        self.kind = kind
+        self.addr = addr                # line-aligned byte address
+        self.sector_mask = sector_mask
+        self.src_sm = src_sm
+        self.partition = partition      # L2 slice (memory sub-partition) serving this address
+        self.token = token
+        self.t_created = t_created      # femtoseconds
+        self.is_reply = is_reply
+
+    def __repr__(self) -> str:
+        return (f"MemRequest(kind={self.kind!r}, addr={self.addr:#x}, sector_mask={self.sector_mask:#x}, "
+                f"src_sm={self.src_sm}, partition={self.partition}, token={self.token!r}, "
+                f"t_created={self.t_created}, is_reply={self.is_reply})")
 
     @property
     def n_sectors(self) -> int:

@@ -76,8 +76,8 @@ class StaticInstr:
     initiation: int
     src_mask: int        # bit per register id read
     dst_mask: int        # bit per register id written (incl. predicates)
-    src_regs: tuple      # register ids read (for bank conflicts)
-    dst_regs: tuple
+    src_regs: tuple[int, ...]  # register ids read (for bank conflicts)
+    dst_regs: tuple[int, ...]
     space: str | None    # memory instructions: state space
     is_store: bool
     is_atomic: bool
