@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Final, NamedTuple
 
 # write policies live in cache_policy.py (re-exported here for existing imports)
+from tlpsim.timing.mem_types import popcount
 from tlpsim.timing.cache_policy import CachePolicy, WriteActions, _choice, parse_gpgpusim_cache  # noqa: F401
 
 SECTOR_BYTES: Final = 32  # unit of MemRequest.sector_mask
@@ -146,7 +147,7 @@ def make_set_index(name: str, n_sets: int, line_bytes: int) -> Callable[[int], i
             h = a >> hs
             idx = (a >> ls) & m
             for i, mk in masks:
-                if (h & mk).bit_count() & 1:
+                if popcount(h & mk) & 1:
                     idx ^= 1 << i
             return idx
         return ipoly
@@ -406,7 +407,7 @@ class CacheArray:
         ln.valid |= mask
         ln.reserved &= ~mask
         self.stats.fills += 1
-        self.stats.fill_sectors += mask.bit_count()
+        self.stats.fill_sectors += popcount(mask)
         return evicted
 
     def invalidate(self, addr: int, mask: int = ALL) -> Eviction | None:
@@ -460,7 +461,7 @@ class CacheArray:
             st.evictions += 1
         if v.dirty:
             st.writebacks += 1
-            st.writeback_sectors += v.dirty.bit_count()
+            st.writeback_sectors += popcount(v.dirty)
         return Eviction(v.addr, v.valid, v.dirty)
 
 

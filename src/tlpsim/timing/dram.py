@@ -42,7 +42,7 @@ from typing import Any, Final
 from dataclasses import asdict, dataclass, field
 
 from tlpsim.timing.engine import ClockDomain, Component
-from tlpsim.timing.mem_types import WRITE, MemRequest
+from tlpsim.timing.mem_types import MemRequest, WRITE, popcount
 from tlpsim.timing.queues import TimedQueue
 
 SECTOR_BYTES: Final = 32
@@ -332,7 +332,7 @@ class DramChannel(Component):
         self._seq += 1
         self._held += 1
         s = self.stats
-        s.useful_bytes += SECTOR_BYTES * (req.sector_mask & 15).bit_count()
+        s.useful_bytes += SECTOR_BYTES * popcount(req.sector_mask & 15)
         s.max_queue_occupancy = max(s.max_queue_occupancy, self._held)
         if self.scheduler == "fcfs":
             self._fifo.append(txn)
@@ -387,12 +387,12 @@ class DramChannel(Component):
     def _col_time(self, b: _Bank, txn: _Txn) -> int:
         """Earliest cycle the current request of open bank b can issue its next RD/WR."""
         if txn.is_write:
-            t = max(b.next_wr, self._wr_ok, self._bus_free - self.tWL)
+            t = max(max(b.next_wr, self._wr_ok), self._bus_free - self.tWL)
         else:
             if txn.done_bursts == 0 and self._reads_owed >= self.return_queue_size:
                 return _INF  # woken by a completion or by out_queue draining
-            t = max(b.next_rd, self._rd_ok, self._bus_free - self.tCL)
-        return max(t, self._col_ok, self._grp_col_ok[b.group])
+            t = max(max(b.next_rd, self._rd_ok), self._bus_free - self.tCL)
+        return max(max(t, self._col_ok), self._grp_col_ok[b.group])
 
     def _row_time(self, b: _Bank) -> int:
         """Earliest cycle bank b can take its ACT (closed) or PRE (wrong row open)."""
@@ -455,19 +455,19 @@ class DramChannel(Component):
         # terms of their max() taken once (called on every DRAM tick)
         col_ok = self._col_ok
         bus = self._bus_free
-        rd_base = max(self._rd_ok, bus - self.tCL, col_ok)
-        wr_base = max(self._wr_ok, bus - self.tWL, col_ok)
+        rd_base = max(max(self._rd_ok, bus - self.tCL), col_ok)
+        wr_base = max(max(self._wr_ok, bus - self.tWL), col_ok)
         owed_full = self._reads_owed >= self.return_queue_size
         gcol, gpre, act_ok = self._grp_col_ok, self._grp_pre_ok, self._act_ok
         for b in self._serving:
             txn = b.cur
             if b.open_row == txn.row:
                 if txn.is_write:
-                    t = max(b.next_wr, wr_base, gcol[b.group])
+                    t = max(max(b.next_wr, wr_base), gcol[b.group])
                 elif owed_full and txn.done_bursts == 0:
                     continue  # _INF: woken by a completion or by out_queue draining
                 else:
-                    t = max(b.next_rd, rd_base, gcol[b.group])
+                    t = max(max(b.next_rd, rd_base), gcol[b.group])
             elif b.open_row < 0:
                 t = max(b.next_act, act_ok)
             else:

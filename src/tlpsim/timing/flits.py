@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from tlpsim.timing.engine import Component
-from tlpsim.timing.mem_types import HEADER_BYTES, WRITE, MemRequest
+from tlpsim.timing.mem_types import HEADER_BYTES, MemRequest, WRITE, popcount
 from tlpsim.timing.queues import TimedQueue
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ class FlitSizes:
         if type(pkt) is not MemRequest:
             return max(1, -(-pkt.packet_bytes() // self.flit_bytes))
         if (pkt.kind == WRITE) != bool(pkt.is_reply):
-            n = pkt.sector_mask.bit_count()
+            n = popcount(pkt.sector_mask)
             return self.by_sectors[n] if n <= 32 else max(1, -(-pkt.packet_bytes() // self.flit_bytes))
         return self.header
 
@@ -44,7 +44,7 @@ class FlitSizes:
         if type(pkt) is not MemRequest:
             return pkt.packet_bytes()
         if (pkt.kind == WRITE) != bool(pkt.is_reply):
-            return HEADER_BYTES + SECTOR_BYTES * pkt.sector_mask.bit_count()
+            return HEADER_BYTES + SECTOR_BYTES * popcount(pkt.sector_mask)
         return HEADER_BYTES
 
 
@@ -147,12 +147,20 @@ class FlitQueue(TimedQueue):
             raise RuntimeError(f"push into full queue {self.name}: the producer must check can_push() first")
         ready = now_fs
         c = self.consumer
-        if c is not None:
+        if isinstance(c, _InputPort):  # (narrowed: the compiled core reads it natively)
             p = c.domain.period_fs
             ready = (now_fs // p + self.delay) * p
-            if type(c) is _InputPort:
-                c.xbar._note_arrival(ready, c.index)  # what the port's wake_at_time does
-            elif c.engine is not None:
+            c.xbar._note_arrival(ready, c.index)  # what the port's wake_at_time does
+        elif isinstance(c, Component):
+            p = c.domain.period_fs
+            ready = (now_fs // p + self.delay) * p
+            ce = c.engine
+            if ce is not None:
+                ce.wake_at_time(c, ready)
+        elif c is not None:
+            p = c.domain.period_fs
+            ready = (now_fs // p + self.delay) * p
+            if c.engine is not None:
                 c.engine.wake_at_time(c, ready)
         self._items.append((ready, item, f))
         self.used_flits += f
@@ -175,12 +183,17 @@ class FlitQueue(TimedQueue):
             if now != self._free_t:
                 self._free_t, self._freed = now, 0
             self._freed += f
-        p = self.producer
-        if blocking and p is not None and p.engine is not None:
-            # freed space is usable from the producer's next cycle
-            d = p.domain
-            pf = d.period_fs
-            p.engine.wake_at_time(p, ((now if now is not None else 0) // pf + 1) * pf)
+        if blocking:
+            p = self.producer
+            if isinstance(p, Component):
+                pe = p.engine
+                if pe is not None:
+                    # freed space is usable from the producer's next cycle
+                    pf = p.domain.period_fs
+                    pe.wake_at_time(p, ((now if now is not None else 0) // pf + 1) * pf)
+            elif p is not None and p.engine is not None:
+                pf = p.domain.period_fs
+                p.engine.wake_at_time(p, ((now if now is not None else 0) // pf + 1) * pf)
         return item
 
 

@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass, field
 from tlpsim.timing.cache import (HIT, HIT_RESERVED, MISS, SECTOR_BYTES, SECTOR_MISS, CacheArray, CachePolicy,
                                  CacheStats, MSHR, MSHRStats)
 from tlpsim.timing.engine import ClockDomain, Component
-from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest
+from tlpsim.timing.mem_types import ATOMIC, MemRequest, READ, WRITE, popcount
 from tlpsim.timing.queues import TimedQueue
 
 
@@ -246,7 +246,7 @@ class L2Slice(Component):
         if addr not in cache:
             raise RuntimeError(f"{self.name}: DRAM fill for line {addr:#x}, which the slice did not request")
         cache.fill(addr, mask)
-        n = mask.bit_count()
+        n = popcount(mask)
         st.data_writes += n
         resp = self._resp
         for req in self.mshr.fill(addr, mask):
@@ -276,7 +276,7 @@ class L2Slice(Component):
         st = self.stats
         moved = 0
         if cache.access_if_hit(addr, mask):   # probe() == HIT, and access() done
-            n = mask.bit_count()
+            n = popcount(mask)
             st.data_reads += n
             if req.kind == ATOMIC:
                 cache.mark_dirty(addr, mask)
@@ -354,7 +354,7 @@ class L2Slice(Component):
             moved = self._writeback(res.evicted, now)
         if act.write_line and (present or alloc):
             cache.write(addr, mask, act.dirty)
-            n = mask.bit_count()
+            n = popcount(mask)
             self.stats.data_writes += n
             moved += n * SECTOR_BYTES
         if fetch:
@@ -397,7 +397,7 @@ class L2Slice(Component):
         self.stats.replies += 1
 
     def _dram(self, kind: str, addr: int, mask: int, now: int) -> None:
-        n = mask.bit_count()
+        n = popcount(mask)
         st = self.stats
         if kind == READ:
             st.dram_reads += 1
@@ -412,6 +412,6 @@ class L2Slice(Component):
         if ev is None or not ev.dirty:
             return 0
         self._dram(WRITE, ev.addr, ev.dirty, now)
-        n = ev.dirty.bit_count()
+        n = popcount(ev.dirty)
         self.stats.data_reads += n
         return n * SECTOR_BYTES

@@ -15,13 +15,17 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from tlpsim.timing.cache_port import CachePort
 from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest
 from tlpsim.timing.queues import TimedQueue
 from tlpsim.timing.static import StaticInstr
 from tlpsim.timing.stats import SMStats
+
+if TYPE_CHECKING:
+    from tlpsim.timing.sm import SM
+    from tlpsim.timing.warp import Warp
 from tlpsim.trace.format import SPACE_CODES
 
 _SHARED: Final[int] = SPACE_CODES["shared"]
@@ -53,6 +57,9 @@ class _Instr:
 
 
 class LdstUnit:
+    sm: SM          # the SM it serves (attach)
+    _period: int    # its core clock period (fs)
+
     def __init__(self, sm_id: int, params: LdstParams, l1d: CachePort | None, l1c: CachePort, to_icnt: TimedQueue,
                  from_icnt: TimedQueue, partition_of: Callable[[int], int]) -> None:
         self.sm_id = sm_id
@@ -62,8 +69,7 @@ class LdstUnit:
         self.to_icnt = to_icnt
         self.from_icnt = from_icnt
         self.partition_of = partition_of
-        self.sm: Any = None                 # set by the SM, which also lends its stats record
-        self.stats = SMStats()
+        self.stats = SMStats()              # the SM lends its own record (attach)
         self.queue: deque[tuple[int, Any, StaticInstr, int]] = deque()  # (start cycle, warp, static instr, mem row)
         self.cur: _Instr | None = None
         self.busy_until = 0                 # shared-memory replays occupy the unit
@@ -71,6 +77,11 @@ class LdstUnit:
         self.inflight = 0                   # instructions waiting for miss data
 
     # ------------------------------------------------------------ interface to the SM
+
+    def attach(self, sm: SM, stats: SMStats) -> None:
+        self.sm = sm
+        self.stats = stats
+        self._period = sm.domain.period_fs
 
     def can_accept(self) -> bool:
         return len(self.queue) < self.p.queue_entries
@@ -98,7 +109,7 @@ class LdstUnit:
             self.stalled = False
             return False
         progress = False
-        sm_now = self.sm.domain.time_of(now)
+        sm_now = now * self._period
         # replies: one per cycle
         if self.from_icnt.ready(sm_now):
             self._reply(self.from_icnt.pop(), now)
@@ -136,7 +147,7 @@ class LdstUnit:
 
     # ------------------------------------------------------------ helpers
 
-    def _decode(self, warp: Any, si: StaticInstr, row: int, now: int) -> _Instr | None:
+    def _decode(self, warp: Warp, si: StaticInstr, row: int, now: int) -> _Instr | None:
         trace = warp.run.trace
         if row < 0:  # no lane executed the access (all guards false)
             return None
@@ -168,9 +179,9 @@ class LdstUnit:
     def _send(self, kind: str, line: int, mask: int, token: Any, now: int) -> bool:
         if not self.to_icnt.can_push():
             return False
-        req = MemRequest(kind, line, mask, self.sm_id, self.partition_of(line), token,
-                         self.sm.domain.time_of(now))
-        self.to_icnt.push(req, self.sm.domain.time_of(now))
+        t = now * self._period
+        req = MemRequest(kind, line, mask, self.sm_id, self.partition_of(line), token, t)
+        self.to_icnt.push(req, t)
         self.stats.mem_requests += 1
         return True
 

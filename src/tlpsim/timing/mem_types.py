@@ -9,6 +9,22 @@ WRITE: Final = "write"
 ATOMIC: Final = "atomic"
 HEADER_BYTES: Final = 8  # address/command bytes every packet carries
 
+_POP8: Final = [bin(i).count("1") for i in range(256)]
+
+
+def popcount(x: int) -> int:
+    """Set bits of a non-negative mask: `x.bit_count()`, which the compiled core would
+    call as a Python method; sector masks are a byte or less."""
+    if x < 256:
+        if x >= 0:
+            return _POP8[x]
+        return x.bit_count()
+    n = 0
+    while x:
+        n += _POP8[x & 255]
+        x >>= 8
+    return n
+
 
 class MemRequest:
     """A memory transaction for one 128-byte line (or part of it).
@@ -38,7 +54,7 @@ class MemRequest:
 
     @property
     def n_sectors(self) -> int:
-        return self.sector_mask.bit_count()
+        return popcount(self.sector_mask)
 
     def payload_bytes(self) -> int:
         """Bytes of data the packet carries: writes carry data to L2, read and atomic

@@ -90,7 +90,13 @@ class TimedQueue(Generic[T]):
         if self.used_units() + self.units_of(item) > self.capacity:
             raise RuntimeError(f"push into full queue {self.name}: the producer must check can_push() first")
         c = self.consumer
-        if c is not None:
+        if isinstance(c, Component):  # (narrowed: the compiled core reads it natively)
+            p = c.domain.period_fs
+            ready = (now_fs // p + self.delay) * p
+            ce = c.engine
+            if ce is not None:
+                ce.wake_at_time(c, ready)
+        elif c is not None:  # a stand-in with `domain` and `engine` (a crossbar's input port)
             p = c.domain.period_fs
             ready = (now_fs // p + self.delay) * p
             eng = c.engine
@@ -121,8 +127,13 @@ class TimedQueue(Generic[T]):
             self._freed += self.units_of(item)
         if blocking:
             p = self.producer
-            if p is not None and p.engine is not None:
-                # freed space is usable from the producer's next cycle
+            if isinstance(p, Component):
+                pe = p.engine
+                if pe is not None:
+                    # freed space is usable from the producer's next cycle
+                    per = p.domain.period_fs
+                    pe.wake_at_time(p, ((now if now is not None else 0) // per + 1) * per)
+            elif p is not None and p.engine is not None:
                 per = p.domain.period_fs
                 p.engine.wake_at_time(p, ((now if now is not None else 0) // per + 1) * per)
         return item

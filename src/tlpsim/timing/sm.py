@@ -65,8 +65,7 @@ class SM(Component):
         self.allocator = allocator          # ResourceAllocator
         self.ldst = ldst                    # LdstUnit
         self.stats = SMStats()
-        ldst.sm = self
-        ldst.stats = self.stats
+        ldst.attach(self, self.stats)
         self.on_cta_done = on_cta_done
         self.warps: list[Warp | None] = [None] * params.max_warps
         self.ctas: list[CTA | None] = [None] * params.max_ctas
@@ -298,7 +297,12 @@ class SM(Component):
         if issued or progress or fetchq:
             return True
         # nothing happened this cycle: sleep until the next known event
-        nxt = self._next_unit_free(now) if any(self.ready) else self.ldst.next_event(now)
+        any_ready = False
+        for rs in self.ready:
+            if rs:
+                any_ready = True
+                break
+        nxt = self._next_unit_free(now) if any_ready else self.ldst.next_event(now)
         if wb:
             nxt = wb[0][0] if nxt is None else min(nxt, wb[0][0])
         if self.incoming:
@@ -397,7 +401,10 @@ class SM(Component):
             if frees is None:
                 unit = self.unit_next_sp
                 frees = self.unit_free[unit]
-            k = frees.index(min(frees)) if len(frees) > 1 else 0
+            k = 0  # the unit free earliest (the first of equals)
+            for j in range(1, len(frees)):
+                if frees[j] < frees[k]:
+                    k = j
             if frees[k] > now:
                 self._stalls.append("unit_busy")
                 return False
@@ -406,7 +413,11 @@ class SM(Component):
                 self._stalls.append("collector_full")
                 return False
             frees[k] = now + si.initiation
-            self.unit_next[unit][0] = min(frees)
+            earliest = frees[0]
+            for t in frees:
+                if t < earliest:
+                    earliest = t
+            self.unit_next[unit][0] = earliest
             dst = si.dst_mask
             if dst:
                 w.pending |= dst
