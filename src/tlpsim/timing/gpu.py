@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from tlpsim.errors import KernelError
 from tlpsim.policies.alloc.base import KernelResources
@@ -41,6 +42,7 @@ class KernelRun:
     warp_insts: int = 0    # issued by this launch (the SM counters mix concurrent launches)
     thread_insts: int = 0
     snapshot: dict = field(default_factory=dict)
+    mem_rows: Any = None   # the trace's memory table as lists (timing.warp.MemRows), built once
 
     @property
     def n_ctas(self) -> int:

@@ -148,22 +148,21 @@ class LdstUnit:
     # ------------------------------------------------------------ helpers
 
     def _decode(self, warp: Warp, si: StaticInstr, row: int, now: int) -> _Instr | None:
-        trace = warp.run.trace
         if row < 0:  # no lane executed the access (all guards false)
             return None
-        space = int(trace.mem_space[row])
+        rows = warp.mem_rows
+        space = rows.space[row]
         dst = si.dst_mask
         if space == _SHARED:
-            degree = max(int(trace.mem_bank_degree[row]), 1)
+            degree = max(rows.bank_degree[row], 1)
             self.stats.smem_accesses += 1
             self.stats.smem_bank_conflict_cycles += degree - 1
             self.busy_until = now + degree
             if dst:
                 self.sm.complete(warp, si, now + self.p.smem_latency + degree - 1, True)
             return None
-        sectors = trace.sectors_of(row)
         lines: dict[int, int] = {}
-        for s in sectors.tolist():
+        for s in rows.sectors_of(row):
             lines[s >> 2] = lines.get(s >> 2, 0) | (1 << (s & 3))
         accesses = [(line << 7, mask) for line, mask in sorted(lines.items())]
         kind = ATOMIC if si.is_atomic else (WRITE if si.is_store else READ)

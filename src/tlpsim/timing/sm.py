@@ -34,6 +34,7 @@ from tlpsim.timing.static import (
     StaticInstr,
 )
 from tlpsim.timing.ldst import LdstUnit
+from tlpsim.timing.regbanks import RegisterBanks
 from tlpsim.timing.stats import ACTIVE, CORE_STALL, IDLE, MEM_STALL, SMStats
 from tlpsim.timing.warp import CTA, Warp
 
@@ -62,6 +63,10 @@ class SM(Component):
         self.p = params
         self.policies: list[Any] = schedulers  # one WarpScheduler policy per scheduler unit
         self.operands = operands            # OperandStorage
+        # an operand storage that is exactly the compiled register banks lends them so
+        # the issue path calls them natively (same methods, no Python-level call)
+        banks = getattr(operands, "compiled_banks", None)
+        self._banks: RegisterBanks | None = banks if isinstance(banks, RegisterBanks) else None
         self.allocator = allocator          # ResourceAllocator
         self.ldst = ldst                    # LdstUnit
         self.stats = SMStats()
@@ -240,7 +245,7 @@ class SM(Component):
         # 1. writebacks due
         wb = self.wb
         if wb and wb[0][0] <= now:
-            warps, write = self.warps, self.operands.write
+            warps, write, banks = self.warps, self.operands.write, self._banks
             while wb and wb[0][0] <= now:
                 _, _, w, si, from_mem = heapq.heappop(wb)
                 if w.done and warps[w.slot] is not w:
@@ -249,7 +254,10 @@ class SM(Component):
                 w.pending &= ~mask
                 if from_mem:
                     w.pending_mem &= ~mask
-                write(w.slot, si.dst_regs, now)
+                if banks is not None:
+                    banks.write(w.slot, si.dst_regs, now)
+                else:
+                    write(w.slot, si.dst_regs, now)
                 self._update_ready(w)
                 progress = True
         # 2. LD/ST unit
@@ -337,7 +345,7 @@ class SM(Component):
 
     def _next_unit_free(self, now: int) -> int | None:
         times = [t for frees in self.unit_free.values() for t in frees if t > now]
-        ev = self.operands.next_event(now)
+        ev = self._banks.next_event(now) if self._banks is not None else self.operands.next_event(now)
         if ev is not None:
             times.append(ev)
         ev = self.ldst.next_event(now)
@@ -408,7 +416,9 @@ class SM(Component):
             if frees[k] > now:
                 self._stalls.append("unit_busy")
                 return False
-            start = self.operands.try_read(w.slot, si.unit, si.src_regs, now)
+            banks = self._banks
+            start = (banks.try_read(w.slot, si.unit, si.src_regs, now) if banks is not None
+                     else self.operands.try_read(w.slot, si.unit, si.src_regs, now))
             if start is None:
                 self._stalls.append("collector_full")
                 return False
@@ -428,7 +438,9 @@ class SM(Component):
             if not ldst.can_accept():
                 self._stalls.append("ldst_busy")
                 return False
-            start = self.operands.try_read(w.slot, LDST, si.src_regs, now)
+            banks = self._banks
+            start = (banks.try_read(w.slot, LDST, si.src_regs, now) if banks is not None
+                     else self.operands.try_read(w.slot, LDST, si.src_regs, now))
             if start is None:
                 self._stalls.append("collector_full")
                 return False

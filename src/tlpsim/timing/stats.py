@@ -20,12 +20,12 @@ CYCLE_CLASSES = (ACTIVE, IDLE, MEM_STALL, CORE_STALL)
 class SMStats:
     """Counters of one SM."""
 
-    cycles: dict = field(default_factory=lambda: {c: 0 for c in CYCLE_CLASSES})
+    cycles: dict[str, int] = field(default_factory=lambda: {c: 0 for c in CYCLE_CLASSES})
     warp_insts: int = 0
     thread_insts: int = 0
     issue_slots: int = 0          # scheduler-cycles available (n_schedulers x cycles with resident warps)
     issued: int = 0               # scheduler-cycles that issued
-    stall_reasons: dict = field(default_factory=dict)  # reason -> scheduler-cycles
+    stall_reasons: dict[str, int] = field(default_factory=dict)  # reason -> scheduler-cycles
     rf_reads: int = 0
     rf_writes: int = 0
     rf_bank_conflicts: int = 0
@@ -41,8 +41,8 @@ class SMStats:
     l1c_misses: int = 0
     mem_requests: int = 0          # packets sent to the interconnect
     ctas_done: int = 0
-    unit_ops: dict = field(default_factory=dict)   # pipeline -> warp instructions executed
-    opclass_insts: dict = field(default_factory=dict)
+    unit_ops: dict[str, int] = field(default_factory=dict)   # pipeline -> warp instructions executed
+    opclass_insts: dict[str, int] = field(default_factory=dict)
     resident_warp_cycles: int = 0  # sum over cycles of resident warps (for average occupancy)
     resident_cta_cycles: int = 0
 

@@ -18,13 +18,29 @@ def popcount32(x: np.ndarray) -> np.ndarray:
     return ((x * np.uint32(0x01010101)) & 0xFFFFFFFF) >> 24
 
 
+class MemRows:
+    """A launch's memory table as Python lists (state space, shared-memory conflict
+    degree, sector offsets per memory row), so the LD/ST unit reads a row without
+    NumPy scalar indexing; the sectors stay one NumPy array."""
+
+    def __init__(self, trace: Any) -> None:
+        self.space: list[int] = trace.mem_space.tolist()
+        self.bank_degree: list[int] = trace.mem_bank_degree.tolist()
+        self.sector_offsets: list[int] = trace.mem_sector_offsets.tolist()
+        self.sectors: Any = trace.sectors
+
+    def sectors_of(self, row: int) -> list[int]:
+        s: list[int] = self.sectors[self.sector_offsets[row]: self.sector_offsets[row + 1]].tolist()
+        return s
+
+
 class Warp:
     """A warp occupying a slot: its instruction stream (from the trace) and the
     state that decides when its next instruction may issue."""
 
     __slots__ = ("slot", "sched", "cta", "run", "gwarp", "pcs", "lanes", "mem", "pos", "n", "pending",
                  "pending_mem", "ibuf", "at_barrier", "done", "view", "mem_blocked", "in_fetch", "si",
-                 "thread_total", "pc_hist", "instrs")
+                 "thread_total", "pc_hist", "instrs", "mem_rows")
 
     def __init__(self, slot: int, sched: int, cta: CTA, run: Any, gwarp: int, age: int) -> None:
         trace = run.trace
@@ -43,6 +59,10 @@ class Warp:
         self.thread_total = int(lanes.sum())
         self.pc_hist: Any = np.bincount(trace.pc[a:b], minlength=len(run.static.instrs))
         self.mem: list[int] = trace.mem[a:b].tolist()
+        rows = run.mem_rows
+        if rows is None:  # one per launch, built by its first warp
+            rows = run.mem_rows = MemRows(trace)
+        self.mem_rows: MemRows = rows
         self.pos = 0
         self.n = b - a
         self.pending = 0        # register bits awaiting writeback

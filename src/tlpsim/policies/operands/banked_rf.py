@@ -39,9 +39,11 @@ class BankedRegisterFile(OperandStorage):
         p = self.params
         self.banks = RegisterBanks(p.banks, {"sp": p.collectors_sp, "dp": p.collectors_sp,
                                              "sfu": p.collectors_sfu, "ldst": p.collectors_mem}, self.stats)
+        self.compiled_banks: RegisterBanks | None = None
         if type(self) is BankedRegisterFile:
-            # the SM's calls go straight to the compiled methods (no Python frame per issue)
-            b = self.banks
+            # the SM's calls go straight to the compiled methods (no Python frame per
+            # issue); a subclass keeps its overrides and is called as a plug-in
+            b = self.compiled_banks = self.banks
             self.can_issue, self.read, self.try_read = b.can_issue, b.read, b.try_read  # type: ignore[method-assign]
             self.write, self.next_event = b.write, b.next_event  # type: ignore[method-assign]
 

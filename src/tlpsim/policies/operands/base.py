@@ -17,6 +17,10 @@ Energy interface (read by tlpsim.power after each launch):
   subarrays of the core cycles each was powered) / `stats.subarray_wakeups`: per
   subarray power gating; the RF's static energy then follows these counts instead
   of the ideal CTA-based gating. The wake-up latency is `sm.rf_subarray_wakeup_cycles`.
+
+Speed: a storage whose per-issue work is exactly `tlpsim.timing.regbanks.RegisterBanks`
+(the baseline) sets `compiled_banks` to it, and the SM calls those compiled methods
+directly; any other storage is called through the methods below.
 """
 
 from __future__ import annotations
