@@ -17,9 +17,15 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Final, NamedTuple
 
+from tlpsim.timing.cache_policy import (  # noqa: F401
+    CachePolicy,
+    WriteActions,
+    _choice,
+    parse_gpgpusim_cache,
+)
+
 # write policies live in cache_policy.py (re-exported here for existing imports)
 from tlpsim.timing.mem_types import popcount
-from tlpsim.timing.cache_policy import CachePolicy, WriteActions, _choice, parse_gpgpusim_cache  # noqa: F401
 
 SECTOR_BYTES: Final = 32  # unit of MemRequest.sector_mask
 ALL: Final = -1        # "every sector" as a mask (x & ALL == x)

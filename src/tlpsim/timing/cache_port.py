@@ -7,7 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tlpsim.timing.cache import HIT_RESERVED, MISS, MSHR, RESERVATION_FAIL, SECTOR_MISS, CacheArray, CacheStats
+from tlpsim.timing.cache import (
+    HIT_RESERVED,
+    MISS,
+    MSHR,
+    RESERVATION_FAIL,
+    SECTOR_MISS,
+    CacheArray,
+    CacheStats,
+)
 
 
 class CachePort:

@@ -38,11 +38,11 @@ import bisect
 import math
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Final
 from dataclasses import asdict, dataclass, field
+from typing import Any, Final
 
 from tlpsim.timing.engine import ClockDomain, Component
-from tlpsim.timing.mem_types import MemRequest, WRITE, popcount
+from tlpsim.timing.mem_types import WRITE, MemRequest, popcount
 from tlpsim.timing.queues import TimedQueue
 
 SECTOR_BYTES: Final = 32
@@ -85,7 +85,6 @@ def normalise_timing(timing: dict) -> dict[str, int]:
 
 # address mapping lives in addrmap.py (re-exported here for existing imports)
 from tlpsim.timing.addrmap import AddressMap, DramAddr  # noqa: E402,F401
-
 
 # ------------------------------------------------------------------ channel
 

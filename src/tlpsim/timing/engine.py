@@ -13,11 +13,10 @@ skipped cycles (see `Component.skipped`).
 
 from __future__ import annotations
 
-from typing import Final
-
 import heapq
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Final
 
 from mypy_extensions import mypyc_attr
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from tlpsim.timing.engine import Component
-from tlpsim.timing.mem_types import HEADER_BYTES, MemRequest, WRITE, popcount
+from tlpsim.timing.mem_types import HEADER_BYTES, WRITE, MemRequest, popcount
 from tlpsim.timing.queues import TimedQueue
 
 if TYPE_CHECKING:
@@ -184,16 +184,7 @@ class FlitQueue(TimedQueue):
                 self._free_t, self._freed = now, 0
             self._freed += f
         if blocking:
-            p = self.producer
-            if isinstance(p, Component):
-                pe = p.engine
-                if pe is not None:
-                    # freed space is usable from the producer's next cycle
-                    pf = p.domain.period_fs
-                    pe.wake_at_time(p, ((now if now is not None else 0) // pf + 1) * pf)
-            elif p is not None and p.engine is not None:
-                pf = p.domain.period_fs
-                p.engine.wake_at_time(p, ((now if now is not None else 0) // pf + 1) * pf)
+            self._wake_producer(now)
         return item
 
 

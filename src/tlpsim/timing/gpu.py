@@ -16,7 +16,12 @@ from typing import Any
 from tlpsim.errors import KernelError
 from tlpsim.policies.alloc.base import KernelResources
 from tlpsim.policies.cta.base import KernelView, SMView
-from tlpsim.timing.builder import MemorySystem, build_sm_parts, clock_domains, resolve_policy
+from tlpsim.timing.builder import (
+    MemorySystem,
+    build_sm_parts,
+    clock_domains,
+    resolve_policy,
+)
 from tlpsim.timing.engine import Component, Engine
 from tlpsim.timing.occupancy import occupancy
 from tlpsim.timing.sm import SM

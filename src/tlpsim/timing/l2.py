@@ -36,10 +36,20 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from tlpsim.timing.cache import (HIT, HIT_RESERVED, MISS, SECTOR_BYTES, SECTOR_MISS, CacheArray, CachePolicy,
-                                 CacheStats, MSHR, MSHRStats)
+from tlpsim.timing.cache import (
+    HIT,
+    HIT_RESERVED,
+    MISS,
+    MSHR,
+    SECTOR_BYTES,
+    SECTOR_MISS,
+    CacheArray,
+    CachePolicy,
+    CacheStats,
+    MSHRStats,
+)
 from tlpsim.timing.engine import ClockDomain, Component
-from tlpsim.timing.mem_types import ATOMIC, MemRequest, READ, WRITE, popcount
+from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest, popcount
 from tlpsim.timing.queues import TimedQueue
 
 

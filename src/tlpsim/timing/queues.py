@@ -126,17 +126,21 @@ class TimedQueue(Generic[T]):
                 self._free_t, self._freed = now, 0
             self._freed += self.units_of(item)
         if blocking:
-            p = self.producer
-            if isinstance(p, Component):
-                pe = p.engine
-                if pe is not None:
-                    # freed space is usable from the producer's next cycle
-                    per = p.domain.period_fs
-                    pe.wake_at_time(p, ((now if now is not None else 0) // per + 1) * per)
-            elif p is not None and p.engine is not None:
-                per = p.domain.period_fs
-                p.engine.wake_at_time(p, ((now if now is not None else 0) // per + 1) * per)
+            self._wake_producer(now)
         return item
+
+    def _wake_producer(self, now: int | None) -> None:
+        """A pop freed room in a full queue: usable from the producer's next cycle."""
+        p = self.producer
+        t = now if now is not None else 0
+        if isinstance(p, Component):  # (narrowed: the compiled core reads it natively)
+            pe = p.engine
+            if pe is not None:
+                per = p.domain.period_fs
+                pe.wake_at_time(p, (t // per + 1) * per)
+        elif p is not None and p.engine is not None:
+            per = p.domain.period_fs
+            p.engine.wake_at_time(p, (t // per + 1) * per)
 
     def _on_push(self, item: Any) -> None:
         pass

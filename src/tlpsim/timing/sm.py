@@ -20,6 +20,8 @@ from typing import Any, cast
 import numpy as np
 
 from tlpsim.timing.engine import ClockDomain, Component
+from tlpsim.timing.ldst import LdstUnit
+from tlpsim.timing.regbanks import RegisterBanks
 from tlpsim.timing.static import (
     DP,
     K_ALU,
@@ -33,8 +35,6 @@ from tlpsim.timing.static import (
     SP,
     StaticInstr,
 )
-from tlpsim.timing.ldst import LdstUnit
-from tlpsim.timing.regbanks import RegisterBanks
 from tlpsim.timing.stats import ACTIVE, CORE_STALL, IDLE, MEM_STALL, SMStats
 from tlpsim.timing.warp import CTA, Warp
 
