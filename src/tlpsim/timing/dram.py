@@ -110,11 +110,11 @@ class DramStats:
     max_queue_occupancy: int = 0
     reply_stall_cycles: int = 0    # cycles with a finished read waiting for room in out_queue
     read_latency_sum: int = 0      # cycles from acceptance to last data beat, over reads
-    bank_activates: list = field(default_factory=list)
-    bank_precharges: list = field(default_factory=list)
-    bank_reads: list = field(default_factory=list)
-    bank_writes: list = field(default_factory=list)
-    bank_row_hits: list = field(default_factory=list)
+    bank_activates: list[int] = field(default_factory=list)
+    bank_precharges: list[int] = field(default_factory=list)
+    bank_reads: list[int] = field(default_factory=list)
+    bank_writes: list[int] = field(default_factory=list)
+    bank_row_hits: list[int] = field(default_factory=list)
 
     def utilisation(self, total_cycles: int) -> float:
         """Data-bus utilisation over a run of total_cycles DRAM cycles."""

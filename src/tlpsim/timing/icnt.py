@@ -36,7 +36,6 @@ skipped cycles are back-filled in `skipped()`.
 from __future__ import annotations
 
 import heapq
-import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
@@ -182,7 +181,7 @@ class Crossbar(Component):
         self._unscheduled = False                         # arrivals noted before joining an engine
         self._releases: list[tuple[int, int, int]] = []   # (cycle, input, output) transfer ends
         self._deliveries: list[tuple[int, int, int, int, Any, int]] = []  # (cycle, seq, output, units, packet, arrival cycle)
-        self._seq = itertools.count()
+        self._seq = 0                                     # delivery order among equal cycles
         self._busy_in = [False] * n_inputs
         self._requesting = [False] * n_inputs
         self._req: dict[int, set[int]] = {}               # output -> inputs whose ready head routes to it
@@ -190,7 +189,8 @@ class Crossbar(Component):
         self._reserved = [0] * n_outputs                  # credits in flight (flits or packets)
         self._flit_out = [isinstance(q, FlitQueue) for q in self.outputs]
         self._ptr = [0] * n_outputs
-        self._waiting = (0, 0)                            # (contention, back-pressure) waiters per cycle
+        self._wait_contention = 0                         # waiting inputs per cycle, by cause (skipped())
+        self._wait_backpressure = 0
         # packets queued before the crossbar adopted an input were never reported by
         # its port: they are announced one at a time as they reach the head
         self._unannounced = [len(q) for q in self.inputs]
@@ -277,7 +277,7 @@ class Crossbar(Component):
             if not self._busy_in[i] and not self._requesting[i]:
                 self._consider(i, now)
         if not self._req:
-            self._waiting = (0, 0)
+            self._wait_contention = self._wait_backpressure = 0
             return False
         return self._arbitrate(cycle, now)
 
@@ -385,7 +385,8 @@ class Crossbar(Component):
             heapq.heappush(self._releases, (end, i, o))
             self._timer(end * self._period)
             due = end - 1 + self.latency
-            entry = (due, next(self._seq), o, units, pkt, arrival)
+            self._seq += 1
+            entry = (due, self._seq, o, units, pkt, arrival)
             if due <= cycle:
                 self._deliver(entry, now)
             else:
@@ -399,16 +400,15 @@ class Crossbar(Component):
             st.output_busy[o] += f
         st.contention_stalls += contention
         st.backpressure_stalls += backpressure
-        self._waiting = (contention, backpressure)
+        self._wait_contention, self._wait_backpressure = contention, backpressure
         return poll
 
     def skipped(self, first: int, last: int) -> None:
         """While asleep the set of waiting inputs and why they wait cannot change
         (every change is an event that wakes the crossbar)."""
         n = last - first + 1
-        c, b = self._waiting
-        self.stats.contention_stalls += c * n
-        self.stats.backpressure_stalls += b * n
+        self.stats.contention_stalls += self._wait_contention * n
+        self.stats.backpressure_stalls += self._wait_backpressure * n
 
     def busy(self) -> bool:
         """Work pending (for the dense engine's termination test)."""
