@@ -145,30 +145,16 @@ class FlitQueue(TimedQueue):
         f = self._sizes.of(item)
         if self.used_flits + f > self.capacity:
             raise RuntimeError(f"push into full queue {self.name}: the producer must check can_push() first")
-        ready = now_fs
         c = self.consumer
         if isinstance(c, _InputPort):  # (narrowed: the compiled core reads it natively)
             p = c.domain.period_fs
             ready = (now_fs // p + self.delay) * p
             c.xbar._note_arrival(ready, c.index)  # what the port's wake_at_time does
-        elif isinstance(c, Component):
-            p = c.domain.period_fs
-            ready = (now_fs // p + self.delay) * p
-            ce = c.engine
-            if ce is not None:
-                ce.wake_at_time(c, ready)
-        elif c is not None:
-            p = c.domain.period_fs
-            ready = (now_fs // p + self.delay) * p
-            if c.engine is not None:
-                c.engine.wake_at_time(c, ready)
+        else:
+            ready = self._notify_consumer(now_fs)
         self._items.append((ready, item, f))
         self.used_flits += f
         self.pushes += 1
-
-    def ready(self, now_fs: int) -> bool:
-        items = self._items
-        return bool(items) and items[0][0] <= now_fs
 
     def head_flits(self) -> int:
         """Flits of the head packet."""

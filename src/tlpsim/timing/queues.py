@@ -89,6 +89,14 @@ class TimedQueue(Generic[T]):
     def push(self, item: T, now_fs: int) -> None:
         if self.used_units() + self.units_of(item) > self.capacity:
             raise RuntimeError(f"push into full queue {self.name}: the producer must check can_push() first")
+        ready = self._notify_consumer(now_fs)
+        self._items.append((ready, item))
+        self._on_push(item)
+        self.pushes += 1
+
+    def _notify_consumer(self, now_fs: int) -> int:
+        """Ready time of an item pushed at now_fs (`delay` consumer cycles later); the
+        consumer is woken for it."""
         c = self.consumer
         if isinstance(c, Component):  # (narrowed: the compiled core reads it natively)
             p = c.domain.period_fs
@@ -96,17 +104,14 @@ class TimedQueue(Generic[T]):
             ce = c.engine
             if ce is not None:
                 ce.wake_at_time(c, ready)
-        elif c is not None:  # a stand-in with `domain` and `engine` (a crossbar's input port)
+            return ready
+        if c is not None:  # a stand-in with `domain` and `engine` (a crossbar's input port)
             p = c.domain.period_fs
             ready = (now_fs // p + self.delay) * p
-            eng = c.engine
-            if eng is not None:
-                eng.wake_at_time(c, ready)
-        else:
-            ready = now_fs
-        self._items.append((ready, item))
-        self._on_push(item)
-        self.pushes += 1
+            if c.engine is not None:
+                c.engine.wake_at_time(c, ready)
+            return ready
+        return now_fs
 
     def ready(self, now_fs: int) -> bool:
         items = self._items
