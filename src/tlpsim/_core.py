@@ -43,6 +43,13 @@ COMPILED_MODULES: tuple[str, ...] = (
     "tlpsim.timing.warp",
     "tlpsim.timing.ldst",
     "tlpsim.timing.regbanks",
+    "tlpsim.timing.units",
+    "tlpsim.timing.events",
+    "tlpsim.timing.writeback",
+    "tlpsim.timing.fetch",
+    "tlpsim.timing.barriers",
+    "tlpsim.timing.issue",
+    "tlpsim.timing.slots",
     "tlpsim.timing.sm",
 )
 

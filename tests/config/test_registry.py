@@ -11,10 +11,23 @@ from pydantic import BaseModel, Field
 from tlpsim.config import PolicyChoice, load_config
 from tlpsim.errors import ConfigError
 from tlpsim.policies import registry
+from tlpsim.policies.alloc.base import ResourceAllocator
+from tlpsim.policies.checker.base import ExecutionChecker
+from tlpsim.policies.cta.base import CTAScheduler
+from tlpsim.policies.ctxswitch.base import ContextSwitcher
+from tlpsim.policies.monitor.base import Monitor
+from tlpsim.policies.operands.base import OperandStorage
+from tlpsim.policies.warp.base import WarpScheduler
 from tlpsim.policies.registry import (
     EXTENSION_POINTS, PluginRegistrationError, choices, describe, get, register, resolve, resolve_config,
     unregister,
 )
+
+
+# every extension point's interface: implementations must subclass it
+BASES = {"warp_scheduler": WarpScheduler, "cta_scheduler": CTAScheduler, "resource_allocator": ResourceAllocator,
+         "operand_storage": OperandStorage, "context_switcher": ContextSwitcher, "execution_checker": ExecutionChecker,
+         "monitor": Monitor}
 
 
 @pytest.fixture
@@ -41,7 +54,7 @@ def test_register_and_resolve_dataclass_params(names):
     n = names("warp_scheduler")
 
     @register("warp_scheduler", n)
-    class TwoLevel:
+    class TwoLevel(BASES["warp_scheduler"]):
         """Two-level scheduler (test)."""
 
         @dataclasses.dataclass(frozen=True)
@@ -64,7 +77,7 @@ def test_register_pydantic_params(names):
     n = names("cta_scheduler")
 
     @register("cta_scheduler", n)
-    class Lcs:
+    class Lcs(BASES["cta_scheduler"]):
         """Lazy CTA scheduling (test)."""
 
         class Params(BaseModel):
@@ -82,7 +95,7 @@ def test_no_params(names):
     n = names("context_switcher")
 
     @register("context_switcher", n)
-    class Nothing:
+    class Nothing(BASES["context_switcher"]):
         """Does nothing (test)."""
 
     assert resolve("context_switcher", n) == (Nothing, None)
@@ -94,12 +107,12 @@ def test_duplicate_name_raises(names):
     n = names("warp_scheduler")
 
     @register("warp_scheduler", n)
-    class A:
+    class A(BASES["warp_scheduler"]):
         pass
 
     with pytest.raises(PluginRegistrationError, match="already registered"):
         @register("warp_scheduler", n)
-        class B:
+        class B(BASES["warp_scheduler"]):
             pass
 
     assert get("warp_scheduler", n) is A
@@ -107,8 +120,8 @@ def test_duplicate_name_raises(names):
 
 def test_same_name_under_other_points_is_fine(names):
     n = names("warp_scheduler")
-    w = register("warp_scheduler", n)(type("W", (), {}))
-    m = register("monitor", n)(type("M", (), {}))
+    w = register("warp_scheduler", n)(type("W", (WarpScheduler,), {}))
+    m = register("monitor", n)(type("M", (Monitor,), {}))
     try:
         assert get("warp_scheduler", n) is w and get("monitor", n) is m
     finally:
@@ -122,7 +135,7 @@ def test_bad_registrations():
         register("warp_scheduler", "not a name")
     with pytest.raises(PluginRegistrationError, match="Params"):
         @register("warp_scheduler", "test_bad_params")
-        class C:
+        class C(BASES["warp_scheduler"]):
             Params = {"a": 1}
     assert "test_bad_params" not in choices("warp_scheduler")
 
@@ -143,14 +156,14 @@ def test_interface_check(names, monkeypatch):
 
     with pytest.raises(PluginRegistrationError, match="does not subclass .*Checker"):
         @register("execution_checker", names("execution_checker"))
-        class Bad:
+        class Bad(BASES["execution_checker"]):
             pass
 
 
 def test_unknown_impl_lists_choices(names):
     a, b = names("warp_scheduler"), names("warp_scheduler")
-    register("warp_scheduler", a)(type("A", (), {}))
-    register("warp_scheduler", b)(type("B", (), {}))
+    register("warp_scheduler", a)(type("A", (WarpScheduler,), {}))
+    register("warp_scheduler", b)(type("B", (WarpScheduler,), {}))
     with pytest.raises(ConfigError) as err:
         resolve("warp_scheduler", "no_such_scheduler")
     text = str(err.value)
@@ -160,7 +173,7 @@ def test_unknown_impl_lists_choices(names):
 
 def test_unknown_impl_suggests(names):
     n = names("operand_storage")
-    register("operand_storage", n)(type("O", (), {}))
+    register("operand_storage", n)(type("O", (OperandStorage,), {}))
     with pytest.raises(ConfigError, match=f"did you mean '{n}'"):
         resolve("operand_storage", n[:-1] + "x")
 
@@ -169,7 +182,7 @@ def test_unknown_param_names_key_and_valid_params(names):
     n = names("warp_scheduler")
 
     @register("warp_scheduler", n)
-    class T:
+    class T(BASES["warp_scheduler"]):
         @dataclasses.dataclass
         class Params:
             active_warps: int = 8
@@ -185,7 +198,7 @@ def test_bad_param_value_names_key(names):
     n = names("warp_scheduler")
 
     @register("warp_scheduler", n)
-    class T:
+    class T(BASES["warp_scheduler"]):
         @dataclasses.dataclass
         class Params:
             active_warps: int = 8
@@ -198,7 +211,7 @@ def test_missing_required_param(names):
     n = names("resource_allocator")
 
     @register("resource_allocator", n)
-    class Expars:
+    class Expars(BASES["resource_allocator"]):
         @dataclasses.dataclass
         class Params:
             tau: float
@@ -227,7 +240,7 @@ def test_resolve_config_success(monkeypatch):
     monkeypatch.setattr(registry, "_REGISTRY", {p: {} for p in EXTENSION_POINTS})
     made = {}
     for point in EXTENSION_POINTS:
-        made[point] = register(point, "dummy")(type(f"D_{point}", (), {}))
+        made[point] = register(point, "dummy")(type(f"D_{point}", (BASES[point],), {}))
     cfg = load_config("gtx480", {f"{k}": "dummy" for k in EXTENSION_POINTS.values()})
     out = resolve_config(cfg)
     assert {p: c for p, (c, _) in out.items()} == made
@@ -237,7 +250,7 @@ def test_describe(names):
     n = names("monitor")
 
     @register("monitor", n)
-    class Throughput:
+    class Throughput(BASES["monitor"]):
         """Throughput monitor (GPUDuet).
 
         More text."""
@@ -267,7 +280,7 @@ def test_none_at_optional_points(monkeypatch):
 def test_registered_none_wins(monkeypatch):
     registry.load_plugins()
     monkeypatch.setattr(registry, "_REGISTRY", {p: {} for p in EXTENSION_POINTS})
-    cls = register("monitor", "none")(type("NoMonitor", (), {}))
+    cls = register("monitor", "none")(type("NoMonitor", (Monitor,), {}))
     assert resolve("monitor", "none") == (cls, None)
 
 

@@ -10,7 +10,7 @@ import pytest
 import tlpsim
 from tlpsim.config.loader import load_config
 from tlpsim.timing.builder import latency_tables
-from tlpsim.timing.gpu import GPU
+from tlpsim.session import build_gpu
 from tlpsim.timing.static import StaticKernel
 
 KERNEL = r'''
@@ -37,7 +37,7 @@ def traced():
 def _run(traced, overrides=()):
     ck, rec = traced
     cfg = load_config("gtx480", list(overrides))
-    gpu = GPU(cfg)
+    gpu = build_gpu(cfg)
     sk = StaticKernel(ck.fn, latency_tables(cfg), ck.oc.space_of_access)
     gpu.launch(sk, rec.trace, rec.resources.registers, rec.resources.shared_bytes)
     (st,) = gpu.run()
@@ -49,7 +49,7 @@ def test_register_reads_and_writes_are_the_instructions_operands(traced):
     pcs = np.asarray(rec.trace.pc)
     executed = np.bincount(pcs, minlength=len(sk.instrs))
     reads = sum(int(n) * len(si.src_regs) for n, si in zip(executed, sk.instrs))
-    writes = sum(int(n) * si.dst_mask.bit_count() for n, si in zip(executed, sk.instrs))
+    writes = sum(int(n) * len(si.dst_regs) for n, si in zip(executed, sk.instrs))
     assert sum(s["rf_reads"] for s in st.per_sm) == reads
     assert sum(s["rf_writes"] for s in st.per_sm) == writes > 0
     assert st.energy.events["rf_bank"]["access"] == (reads + writes) * 8

@@ -14,7 +14,7 @@ from tlpsim.policies.warp.gto import GreedyThenOldest
 from tlpsim.policies.warp.lrr import LooseRoundRobin
 from tlpsim.policies.warp.two_level import TwoLevel
 from tlpsim.timing.builder import latency_tables
-from tlpsim.timing.gpu import GPU
+from tlpsim.session import build_gpu
 from tlpsim.timing.static import StaticKernel
 
 KERNEL = r'''
@@ -41,7 +41,7 @@ def _trace(n=4096, block=128):
 
 def _simulate(ck, rec, dense=False, overrides=()):
     cfg = load_config("gtx480", overrides)
-    gpu = GPU(cfg, dense=dense)
+    gpu = build_gpu(cfg, dense=dense)
     sk = StaticKernel(ck.fn, latency_tables(cfg), ck.oc.space_of_access)
     gpu.launch(sk, rec.trace, rec.resources.registers, rec.resources.shared_bytes)
     (st,) = gpu.run()
@@ -126,11 +126,11 @@ def test_device_timing_mode_attaches_stats():
 # ---------------------------------------------------------------- unit latencies and policies
 
 def test_rf_bank_conflict_costs_one_cycle_per_extra_read():
-    rf = BankedRegisterFile(banks=4)
+    rf = BankedRegisterFile(BankedRegisterFile.Params(banks=4))
     # registers 1 and 5 map to the same bank for warp slot 0: (0 + r) % 4
-    assert rf.read(0, "sp", (1, 2), now=10) == 12          # distinct banks: read at 11, ready at 12
-    rf2 = BankedRegisterFile(banks=4)
-    assert rf2.read(0, "sp", (1, 5), now=10) == 13         # same bank: second read at 12
+    assert rf.banks.read(0, 0, "sp", (1, 2), now=10) == 12          # distinct banks: read at 11, ready at 12
+    rf2 = BankedRegisterFile(BankedRegisterFile.Params(banks=4))
+    assert rf2.banks.read(0, 0, "sp", (1, 5), now=10) == 13         # same bank: second read at 12
     assert rf2.stats.bank_conflict_cycles == 1
 
 
@@ -252,7 +252,7 @@ def test_every_preset_builds_and_runs(traced, preset):
     """Smoke test per preset: the timing model builds from it and runs a kernel."""
     ck, rec = traced
     cfg = load_config(preset)
-    gpu = GPU(cfg)
+    gpu = build_gpu(cfg)
     sk = StaticKernel(ck.fn, latency_tables(cfg), ck.oc.space_of_access)
     gpu.launch(sk, rec.trace, rec.resources.registers, rec.resources.shared_bytes)
     (st,) = gpu.run()
@@ -269,6 +269,7 @@ def test_watchdog_flags_a_run_that_stops_issuing():
     sm = SimpleNamespace(stats=SimpleNamespace(warp_insts=5, ctas_done=0, thread_insts=160), n_ctas=1, n_warps=4)
     eng = Engine()
     tl = eng.add(Timeline(ClockDomain("core", 1000), [sm], interval=10, watchdog=100), active=False)
+    tl.passive = False  # stands in for the stuck SMs' pending work (an observer alone ends the run)
     tl.start(0)
     eng.run(stop=lambda: tl.stuck_at is not None, max_time_fs=10_000_000)
     assert tl.stuck_at == 100                      # no progress for one whole watchdog period

@@ -218,8 +218,9 @@ class SMConfig(Section):
                                     ge=1, le=16)
     rf_bank_write_ports: Int = field(1, "write ports per RF bank (gpgpu_reg_file_port_throughput)",
                                      unit="ports", ge=1, le=16)
-    rf_bank_use_warp_id: bool = field(False, "bank = (register + warp id) mod banks instead of register mod "
-                                             "banks (gpgpu_reg_bank_use_warp_id)")
+    rf_bank_use_warp_id: bool = field(True, "bank = (register + warp slot) mod banks; false: register mod banks. "
+                                            "GPGPU-Sim adds the warp id whatever gpgpu_reg_bank_use_warp_id says "
+                                            "(shader.cc sets m_bank_warp_shift unconditionally)")
     rf_subarray_wakeup_cycles: Int = field(1, "cycles a power-gated RF subarray takes to wake before it can be "
                                               "accessed (Jeon thesis §2.8.2: CACTI-P gives < 1 cycle; 1, 3 and 10 "
                                               "explored); used by operand-storage plug-ins that gate subarrays",

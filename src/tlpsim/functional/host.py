@@ -99,7 +99,7 @@ class Device:
         self._timing = None
         self._pending: list = []  # timing launches not simulated yet (explicit streams)
         if mode == "timing":
-            from tlpsim.timing.session import TimingSession
+            from tlpsim.session import TimingSession
 
             self._timing = TimingSession(self.config, dense=dense)  # dense: tick every cycle (reference)
             self.memory.host_write_hooks.append(self._timing.host_copy)
@@ -200,7 +200,7 @@ class Device:
                                   "pass resources={'registers': N, 'shared_bytes': B} to the launch")
             rec.device = self
             self._pending.append((rec, (ck.fn, ck.oc.space_of_access, outcome.trace, regs, smem + int(shared_mem),
-                                        rec.stream)))
+                                        rec.stream, ck.analyzed)))
             if stream is None or rec.stream == 0:
                 self.synchronize()  # the default stream serialises with everything before it
         self.launches.append(rec)

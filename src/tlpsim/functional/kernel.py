@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tlpsim.analysis.analyzed import analyze
 from tlpsim.analysis.kernel_cfg import EXIT, reconvergence_points
 from tlpsim.errors import UnsupportedPTX
 from tlpsim.frontend.blocks import branch_targets
-from tlpsim.frontend.inline import flatten_kernel
 from tlpsim.frontend.ir import Function, Imm, Instruction, Module
 from tlpsim.functional.layout import Layout, build_layout
 from tlpsim.functional.operands import OperandCompiler
@@ -38,7 +38,9 @@ class CompiledKernel:
     def __init__(self, module: Module, kernel: Function, global_addr: dict[str, int], poison: bool = False) -> None:
         self.module = module
         self.source = kernel
-        fn = self.fn = flatten_kernel(module, kernel)
+        # the flattened kernel with its analyses (the timing model reads its physical registers)
+        self.analyzed = analyze(module, kernel)
+        fn = self.fn = self.analyzed.fn
         self.layout: Layout = build_layout(module, fn, global_addr)
         oc = self.oc = OperandCompiler(fn, self.layout, module.filename)
         semantics = load_all()

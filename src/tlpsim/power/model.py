@@ -12,9 +12,9 @@ from __future__ import annotations
 from tlpsim.errors import ConfigError
 from tlpsim.power.activity import Activity, launch_activity
 from tlpsim.power.table import EnergyTable, load_table
-from tlpsim.timing.stats import EnergyStats
+from tlpsim.timing.stats import EnergyInputs, EnergyStats
 
-__all__ = ["energy_of", "launch_energy"]
+__all__ = ["EnergyModel", "energy_of", "launch_energy"]
 
 _PJ = 1e-12
 
@@ -54,18 +54,48 @@ def energy_of(act: Activity, table: EnergyTable, node: str = "") -> EnergyStats:
     return rec
 
 
-def launch_energy(gpu, run, cycles: int, per_sm: list, sm_parts: list, mem: dict) -> EnergyStats:
-    """Energy record of one launch (called when LaunchStats is built)."""
-    cfg = gpu.cfg
-    table = getattr(gpu, "_energy_table", None)
-    if table is None:
-        table = gpu._energy_table = load_table(cfg.power.technology_node, cfg.power.table)
-    s, kres = cfg.sm, run.kres
+def launch_energy(cfg, table: EnergyTable, inputs: EnergyInputs) -> EnergyStats:
+    """Energy record of one launch from the counters the timing model hands over."""
+    s = cfg.sm
     # a CTA's allocation with the baseline allocator's rounding (ideal gating powers exactly this)
-    regs_thread = -(-kres.regs_per_thread // s.register_alloc_granularity) * s.register_alloc_granularity
-    threads = -(-kres.threads_per_cta // s.warp_size) * s.warp_size
-    smem = -(-kres.smem_per_cta // s.shared_alloc_granularity) * s.shared_alloc_granularity
-    ops = gpu.sms[0].operands
-    act = launch_activity(cfg, table, cycles, per_sm, sm_parts, mem, regs_per_cta=regs_thread * threads,
-                          smem_per_cta=smem, gates_subarrays=ops.gates_subarrays, structures=ops.structures)
+    regs_thread = -(-inputs.regs_per_thread // s.register_alloc_granularity) * s.register_alloc_granularity
+    threads = -(-inputs.threads_per_cta // s.warp_size) * s.warp_size
+    smem = -(-inputs.smem_per_cta // s.shared_alloc_granularity) * s.shared_alloc_granularity
+    act = launch_activity(cfg, table, inputs.cycles, inputs.per_sm, inputs.sm_parts, inputs.mem,
+                          regs_per_cta=regs_thread * threads, smem_per_cta=smem,
+                          gates_subarrays=inputs.gates_subarrays, structures=inputs.structures)
+    if inputs.plugin_structures or inputs.plugin_energy:
+        table = _with_plugin_structures(cfg, table, inputs, act)
     return energy_of(act, table, cfg.power.technology_node)
+
+
+def _with_plugin_structures(cfg, table: EnergyTable, inputs: EnergyInputs, act: Activity) -> dict:
+    """The structures plug-ins declare (`Plugin.energy`): their table entries at this
+    node, their accesses, and their leakage over the launch on every SM."""
+    node = cfg.power.technology_node
+    extended = dict(table)
+    n_sms = len(inputs.per_sm)
+    for name, struct in inputs.plugin_structures.items():
+        if name in table:
+            raise ConfigError(f"a plug-in declares energy structure '{name}', which the {node} table already has; "
+                              f"rename it or count accesses of the table's structure instead")
+        extended[name] = {"access_energy_pj": struct.access_at(node), "leakage_mw_per_bank": struct.leakage_at(node),
+                          "banks": 1.0, "source": struct.source}
+        act.power(name, struct.instances * n_sms * inputs.cycles, struct.instances * n_sms * inputs.cycles)
+    for name, n in inputs.plugin_energy.items():
+        if name not in extended:
+            raise ConfigError(f"a plug-in counted accesses of energy structure '{name}', which no plug-in declares "
+                              f"and the {node} table lacks (declare it in the plug-in's `energy`)")
+        act.add(name, "access", n)
+    return extended
+
+
+class EnergyModel:
+    """The timing model's `energy_model` for one config: loads the node's table once."""
+
+    def __init__(self, cfg) -> None:
+        self.cfg = cfg
+        self.table = load_table(cfg.power.technology_node, cfg.power.table)
+
+    def __call__(self, inputs: EnergyInputs) -> EnergyStats:
+        return launch_energy(self.cfg, self.table, inputs)

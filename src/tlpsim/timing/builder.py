@@ -1,21 +1,26 @@
 """Building the timing model from a typed `GPUConfig`: clock domains, the
-memory system (crossbars, L2 slices, DRAM channels) and each SM's parts (policies
-resolved through the plug-in registry). Nothing here simulates."""
+memory system (crossbars, L2 slices, DRAM channels) and each SM's parts, with the
+plug-ins at the SM's extension points built on their ports. Plug-in classes come
+resolved (`{point: (class, params)}`, from `tlpsim.policies.registry.resolve_config`):
+the timing model never imports the policies. Nothing here simulates."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-from tlpsim.policies.registry import resolve
 from tlpsim.timing.cache import MSHR, CacheArray
 from tlpsim.timing.cache_port import CachePort
 from tlpsim.timing.dram import AddressMap, DramChannel
 from tlpsim.timing.engine import ClockDomain, Engine
+from tlpsim.timing.events import SMEvents
 from tlpsim.timing.icnt import Crossbar, FlitQueue, route_to_slice, route_to_sm
 from tlpsim.timing.l2 import L2Slice, strip_interleave
 from tlpsim.timing.ldst import LdstParams, LdstUnit
 from tlpsim.timing.occupancy import SMLimits
 from tlpsim.timing.partition import SliceMux, SliceOf
+from tlpsim.timing.plugin import check_declarations, construct, plugin_key
+from tlpsim.timing.port import SMPort
 from tlpsim.timing.queues import TimedQueue
 from tlpsim.timing.sm import SMParams
 from tlpsim.timing.static import DP, SFU, SP, LatencyTables
@@ -28,9 +33,16 @@ def clock_domains(cfg) -> tuple[ClockDomain, ClockDomain, ClockDomain, ClockDoma
             ClockDomain.from_mhz("l2", l2_mhz), ClockDomain.from_mhz("dram", g.dram_clock_mhz))
 
 
-def resolve_policy(cfg, key: str, choice, point: str, **kwargs):
-    cls, params = resolve(point, choice, key=key)
-    return cls(params, **kwargs)
+def build_plugin(plugins: dict, point: str, port: Any, cfg: Any, **context: Any) -> Any:
+    """The plug-in chosen for `point`, constructed on `port` (None at an optional point set to none)."""
+    cls, params = plugins[point]
+    if cls is None:
+        return None
+    check_declarations(cls, f"{point} '{getattr(cls, 'plugin_name', cls.__name__)}'")
+    obj = construct(cls, params, {**context, "port": port, "config": cfg})
+    if port is not None:
+        port.owner = obj
+    return obj
 
 
 def latency_tables(cfg) -> LatencyTables:
@@ -41,7 +53,7 @@ def latency_tables(cfg) -> LatencyTables:
         int_lat={c: getattr(lat.int, c) for c in cols_i}, int_init={c: getattr(ini.int, c) for c in cols_i},
         fp_lat={c: getattr(lat.fp32, c) for c in cols_f}, fp_init={c: getattr(ini.fp32, c) for c in cols_f},
         dp_lat={c: getattr(lat.fp64, c) for c in cols_f}, dp_init={c: getattr(ini.fp64, c) for c in cols_f},
-        sfu_lat=lat.sfu, sfu_init=ini.sfu)
+        sfu_lat=lat.sfu, sfu_init=ini.sfu, simt_passes=max(1, cfg.sm.warp_size // cfg.sm.simt_width))
 
 
 def sm_limits(cfg) -> SMLimits:
@@ -154,29 +166,45 @@ def _gpgpusim_policy_letters(c2) -> str:
 class SMParts:
     params: SMParams
     schedulers: list
-    operands: object
-    allocator: object
+    operands: Any
+    allocator: Any
     ldst: LdstUnit
+    events: SMEvents = field(default_factory=SMEvents)
+    ports: list = field(default_factory=list)      # SMPorts to bind to the SM once it exists
+    plugins: list = field(default_factory=list)    # (statistics key, instance) of every SM-level plug-in
 
 
-def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem) -> SMParts:
+def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem, plugins: dict, gpu: Any) -> SMParts:
+    """An SM's parameters, plug-ins (on ports not yet bound to the SM) and LD/ST unit."""
     s = cfg.sm
     pl = s.pipelines
     units = {SP: max(pl.sp.count, 1), SFU: max(pl.sfu.count, 1)}
     if pl.dp.count:
         units[DP] = pl.dp.count
-    params = SMParams(max_warps=s.max_warps, max_ctas=s.max_ctas, n_schedulers=s.n_schedulers,
-                      ibuf_entries=s.ibuffer_entries, units=units)
+    events = SMEvents()
+    ports: list[SMPort] = []
+    insts: list[tuple[str, Any]] = []
+
+    def make(point: str, **context: Any) -> Any:
+        port = SMPort(None, point, gpu)  # type: ignore[arg-type]  # bound to the SM below
+        obj = build_plugin(plugins, point, port, cfg, **context)
+        if obj is not None:
+            ports.append(port)
+            events.subscribe(obj)
+            insts.append((plugin_key(type(obj)), obj))
+        return obj
+
+    allocator = make("resource_allocator", limits=sm_limits(cfg), cta_cap=cfg.gpu.max_ctas_per_sm)
+    max_ctas, max_warps = allocator.max_contexts()
+    params = SMParams(max_warps=max_warps, max_ctas=max_ctas, n_schedulers=s.n_schedulers,
+                      ibuf_entries=s.ibuffer_entries, units=units, issue_width=s.issue_width,
+                      dual_issue_diff_units=s.dual_issue_diff_units, sub_core=s.sub_core_model,
+                      fetch_throughput=s.fetch_throughput)
     params.aliases = {} if pl.dp.count else {DP: SFU}  # fp64 runs on the SFU pipes when there is no DP unit
-    scheds = [resolve_policy(cfg, "sm.warp_scheduler", s.warp_scheduler, "warp_scheduler", n_slots=s.max_warps)
-              for _ in range(s.n_schedulers)]
-    oc = s.operand_collector.units
-    operands = resolve_policy(cfg, "sm.operand_storage", s.operand_storage, "operand_storage",
-                              n_warp_slots=s.max_warps, banks=s.rf_banks,
-                              collectors={"sp": oc.sp + oc.gen, "dp": oc.dp or oc.sp, "sfu": oc.sfu or oc.sp,
-                                          "ldst": oc.mem or 1})
-    allocator = resolve_policy(cfg, "sm.resource_allocator", s.resource_allocator, "resource_allocator",
-                               limits=sm_limits(cfg), cta_cap=cfg.gpu.max_ctas_per_sm)
+    scheds = [make("warp_scheduler", n_slots=max_warps, index=k) for k in range(s.n_schedulers)]
+    operands = make("operand_storage", n_warp_slots=max_warps)
+    make("context_switcher")
+    make("execution_checker")
     l1d = None
     if cfg.l1d.enabled:
         c = cfg.l1d
@@ -190,7 +218,7 @@ def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem) -> SMP
                     MSHR(c.mshr_entries, c.mshr_max_merge), c.hit_latency)
     ldst = LdstUnit(sm_id, LdstParams(smem_latency=s.shared_latency), l1d, l1c, mem.sm_out[sm_id],
                     mem.sm_in[sm_id], mem.amap.partition_of)  # the compiled method itself: called per request
-    return SMParts(params, scheds, operands, allocator, ldst)
+    return SMParts(params, scheds, operands, allocator, ldst, events, ports, insts)
 
 
 def _set_index(name: str) -> str:

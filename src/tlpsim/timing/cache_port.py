@@ -28,6 +28,7 @@ class CachePort:
         self.mshr = mshr
         self.hit_latency = hit_latency
         self.wt_na = write_through_no_allocate
+        self.last_evicted = -1   # line address the last "miss" evicted, or -1 (for l1d_access events)
 
     @property
     def stats(self) -> CacheStats:
@@ -65,6 +66,8 @@ class CachePort:
         r = arr.access(line, mask, allocate=True, reserve=True)
         if r.status == RESERVATION_FAIL:
             return "fail", 0
+        ev = r.evicted
+        self.last_evicted = ev.addr if ev is not None else -1
         if entry:
             mshr.merge(line, token, mask, fetch=r.missing)
         else:

@@ -50,6 +50,9 @@ class Component:
 
     def __init__(self, domain: ClockDomain) -> None:
         self.domain = domain
+        # a passive component (timeline sampling, monitor windows) only observes: its
+        # timers alone do not keep a skip-ahead run going once everything else sleeps
+        self.passive = False
         self.engine: Engine | None = None
         self.last_cycle = -1  # last cycle this component was ticked (or accounted)
         self._k = -1          # index in the engine (tick order)
@@ -86,6 +89,7 @@ class Engine:
         self._timers: list[int] = []
         self._timer_comps: dict[int, list[int]] = {}
         self._ticking: int | None = None  # index of the component being ticked
+        self._live_timers = 0  # pending timers of non-passive components
         self.stop_requested = False  # set by a component (request_stop): run() returns before the next step
 
     def add(self, comp: Component, active: bool = True) -> Component:
@@ -124,6 +128,8 @@ class Engine:
         if t_fs in pending:  # one timer per (component, time) is enough
             return
         pending.add(t_fs)
+        if not comp.passive:
+            self._live_timers += 1
         ks = self._timer_comps.get(t_fs)
         if ks is None:
             self._timer_comps[t_fs] = [comp._k]
@@ -136,7 +142,10 @@ class Engine:
         while timers and timers[0] <= t_fs:
             t = heapq.heappop(timers)
             for k in by_time.pop(t):
-                comps[k]._pending.discard(t)
+                c = comps[k]
+                c._pending.discard(t)
+                if not c.passive:
+                    self._live_timers -= 1
                 active.add(k)
 
     def _next_cycle_time(self, comp: Component) -> int:
@@ -168,8 +177,8 @@ class Engine:
                 if timers and timers[0] <= self.now:
                     self._pop_due_timers(self.now)
                 if not active:
-                    if not timers:
-                        return
+                    if not timers or not self._live_timers:
+                        return  # asleep for good (only observers' timers left)
                     self.now = max(self.now, timers[0])
                     continue
                 candidates = active

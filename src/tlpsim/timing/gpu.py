@@ -1,5 +1,6 @@
 """The GPU: SMs, the CTA dispatcher, and the memory system (crossbars, L2 slices,
-DRAM channels), built from a typed `GPUConfig` and run on one engine.
+DRAM channels), built from a typed `GPUConfig` and its resolved plug-ins and run
+on one engine.
 
 `GPU.launch()` queues a kernel launch (its flattened kernel, trace and resource
 usage); `GPU.run()` simulates until every queued launch has finished and returns
@@ -11,23 +12,23 @@ from __future__ import annotations
 import gc
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
-from tlpsim.errors import KernelError
-from tlpsim.policies.alloc.base import KernelResources
-from tlpsim.policies.cta.base import KernelView, SMView
-from tlpsim.timing.builder import (
-    MemorySystem,
-    build_sm_parts,
-    clock_domains,
-    resolve_policy,
-)
+from tlpsim.errors import ConfigError, KernelError
+from tlpsim.timing.builder import MemorySystem, build_plugin, build_sm_parts, clock_domains
+from tlpsim.timing.clock import PluginClock, WindowMonitor
 from tlpsim.timing.engine import Component, Engine
 from tlpsim.timing.occupancy import occupancy
+from tlpsim.timing.plugin import counts_of, plugin_key
+from tlpsim.timing.port import GPUPort
 from tlpsim.timing.sm import SM
 from tlpsim.timing.static import StaticKernel
 from tlpsim.timing.summary import launch_stats
 from tlpsim.timing.timeline import Timeline
+from tlpsim.timing.views import KernelInfo, KernelResources, KernelView, SMView
+
+GPU_WIDE_EVENTS = ("kernel_start", "kernel_end", "window", "timer")  # a GPU-level plug-in hears these once
+BACKING_STORE_BASE = 0x7C00_0000_0000  # plug-in backing store (spills, saved contexts), beyond device memory
 
 
 @dataclass
@@ -48,7 +49,9 @@ class KernelRun:
     thread_insts: int = 0
     snapshot: dict = field(default_factory=dict)
     mem_rows: Any = None   # the trace's memory table as lists (timing.warp.MemRows), built once
-
+    watch: list | None = None  # per SM: per-pc instr_issued handlers (SMEvents.watch_list), None if nobody watches
+    info: KernelInfo | None = None
+    started: bool = False  # kernel_start reported
     @property
     def n_ctas(self) -> int:
         return self.trace.n_warps // max(self.trace.warps_per_cta, 1)
@@ -75,18 +78,26 @@ class CtaDispatcher(Component):
         pending = [r for r in gpu.running if r.next_cta < r.n_ctas and gpu.stream_ready(r)]
         if not pending:
             return False
-        kviews = [KernelView(r.kid, r.stream, r.n_ctas - r.next_cta, r.n_ctas,
-                             r.kres.threads_per_cta, r.next_cta) for r in pending]
+        kviews = [KernelView(r.kid, r.stream, r.n_ctas - r.next_cta, r.n_ctas, r.kres.threads_per_cta, r.next_cta,
+                             r.kres.regs_per_thread, r.kres.smem_per_cta, r.trace.warps_per_cta,
+                             r.next_cta - r.ctas_done, r.ctas_done, tuple(r.trace.grid), r.name) for r in pending]
         by_kid = {r.kid: r for r in pending}
-        sviews = [SMView(sm.id, sm.n_ctas, (lambda kid, sm=sm: sm.can_accept(by_kid[kid]))) for sm in gpu.sms]
+        sviews = [SMView(sm.id, sm.n_ctas, (lambda kid, sm=sm: sm.can_accept(by_kid[kid])),
+                         dict(sm.slots.by_kernel), dict(sm.slots.limits), bool(sm.slots.dispatch_holds))
+                  for sm in gpu.sms]
         placed = False
         for sm_id, kid in gpu.cta_policy.assign(sviews, kviews, now):
-            run = by_kid[kid]
+            run = by_kid.get(kid)
+            if run is None or not 0 <= sm_id < len(gpu.sms):
+                raise ConfigError(f"CTA scheduler '{gpu.cta_policy.plugin_name}' assigned kernel {kid} to SM {sm_id}; "
+                                  f"it may only assign the kernels and SMs it was shown")
             sm = gpu.sms[sm_id]
             if run.next_cta >= run.n_ctas or not sm.can_accept(run):
                 continue
             if run.t_start < 0:
                 run.t_start = now
+            if not run.started:
+                gpu.kernel_started(run, now)
             sm.launch_cta(run, run.next_cta, now)
             run.next_cta += 1
             placed = True
@@ -94,33 +105,76 @@ class CtaDispatcher(Component):
 
 
 class GPU:
-    """A configured GPU: build once, launch kernels, run."""
+    """A configured GPU: build once, launch kernels, run.
 
-    def __init__(self, config, dense: bool = False) -> None:
+    `plugins` are the resolved extension-point choices, {point: (class, params)}
+    (`tlpsim.policies.registry.resolve_config(config)`); `energy_model`, when given,
+    turns each launch's `EnergyInputs` into its `EnergyStats` (`tlpsim.power`)."""
+
+    def __init__(self, config, dense: bool = False, plugins: dict | None = None,
+                 energy_model: Callable[[Any], Any] | None = None) -> None:
+        if plugins is None:
+            raise ConfigError("GPU needs its resolved plug-ins: GPU(config, plugins=resolve_config(config)) "
+                              "(tlpsim.policies.registry), or build it with tlpsim.session.build_gpu(config)")
         self.cfg = config
+        self.plugins = plugins
+        self.energy_model = energy_model
         self.engine = Engine(dense=dense)
         self.core, self.icnt_dom, self.l2_dom, self.dram_dom = clock_domains(config)
         self.mem = MemorySystem(config, self.engine, self.icnt_dom, self.l2_dom, self.dram_dom)
-        self.sms: list[SM] = []
-        for k in range(config.gpu.n_sms):
-            parts = build_sm_parts(config, k, self.core, self.mem)
-            sm = SM(k, self.core, parts.params, parts.schedulers, parts.operands, parts.allocator, parts.ldst,
-                    self._cta_done)
-            self.mem.sm_in[k].consumer = sm    # replies wake the SM
-            self.mem.sm_out[k].producer = sm   # freed request-queue space wakes it too
-            self.engine.add(sm, active=False)
-            self.sms.append(sm)
-        self.mem.register(self.engine)
-        self.cta_policy = resolve_policy(config, "gpu.cta_scheduler", config.gpu.cta_scheduler, "cta_scheduler",
-                                         n_sms=config.gpu.n_sms)
-        self.dispatcher = self.engine.add(CtaDispatcher(self), active=False)
-        mon = config.monitor
-        self.timeline = self.engine.add(Timeline(self.core, self.sms, mon.timeline_interval_cycles,
-                                                 mon.watchdog_cycles), active=False)
+        self.energy_events: dict[str, int] = {}     # GPU-level plug-in energy structures -> accesses
+        self._backing: dict[tuple[int, str], tuple[int, int]] = {}
+        self._backing_next = BACKING_STORE_BASE
         self.running: list[KernelRun] = []
         self._batch: list[KernelRun] = []  # the launches GPU.run simulates now
         self.finished: list[KernelRun] = []
         self.kid = 0
+        self.sms: list[SM] = []
+        all_parts = []
+        for k in range(config.gpu.n_sms):
+            parts = build_sm_parts(config, k, self.core, self.mem, plugins, self)
+            sm = SM(k, self.core, parts.params, parts.schedulers, parts.operands, parts.allocator, parts.ldst,
+                    self._cta_done, parts.events)
+            for port in parts.ports:
+                port._sm = sm
+            sm.plugins = parts.plugins
+            self.mem.sm_in[k].consumer = sm    # replies wake the SM
+            self.mem.sm_out[k].producer = sm   # freed request-queue space wakes it too
+            self.engine.add(sm, active=False)
+            self.sms.append(sm)
+            all_parts.append(parts)
+        self.mem.register(self.engine)
+        # GPU-level plug-ins: built once the SMs exist (their ports reach every SM)
+        self.cta_policy = build_plugin(plugins, "cta_scheduler", GPUPort(self, "cta_scheduler"), config,
+                                       n_sms=config.gpu.n_sms)
+        self.monitor = build_plugin(plugins, "monitor", GPUPort(self, "monitor"), config)
+        self.gpu_plugins: list[tuple[str, Any]] = [(plugin_key(type(p)), p) for p in (self.cta_policy, self.monitor)
+                                                   if p is not None]
+        # GPU-level plug-ins hear every SM's events; launch and window events once
+        self.gpu_events: dict[str, list[Callable[..., Any]]] = {e: [] for e in GPU_WIDE_EVENTS}
+        for _, p in self.gpu_plugins:
+            for sm in self.sms:
+                sm.events.subscribe(p, exclude=GPU_WIDE_EVENTS)
+            for e in GPU_WIDE_EVENTS:
+                if e in getattr(p, "events", ()):
+                    self.gpu_events[e].append(getattr(p, "on_" + e))
+        window_handlers = [h for sm in self.sms for h in sm.events.window] + self.gpu_events["window"]
+        for sm in self.sms:
+            ev = sm.events
+            sm.issue.block_events = ev.block_events
+            sm.ldst.l1d_handlers = ev.l1d_access
+            sm.slots.keep_masks = bool(ev.instr_issued)
+            sm.slots.keep_vclass = bool(ev.writeback)
+        self.dispatcher = self.engine.add(CtaDispatcher(self), active=False)
+        mon = config.monitor
+        self.timeline = self.engine.add(Timeline(self.core, self.sms, mon.timeline_interval_cycles,
+                                                 mon.watchdog_cycles), active=False)
+        self.clock = self.engine.add(PluginClock(self.core), active=False)
+        self.window: WindowMonitor | None = None
+        if window_handlers:
+            own = self.monitor.window_cycles if self.monitor is not None else None
+            self.window = self.engine.add(WindowMonitor(self.core, self, own or mon.window_cycles,
+                                                        window_handlers), active=False)
 
     # ------------------------------------------------------------ launches
 
@@ -135,17 +189,80 @@ class GPU:
             occ = occupancy(lim.limits, regs_per_thread, smem_per_cta, tpc)
             raise KernelError(f"a CTA of kernel {run.name} never fits on an SM (limited by {occ.limiter}: "
                               f"{regs_per_thread} regs/thread, {smem_per_cta} B shared, {tpc} threads)")
+        run.info = KernelInfo(run.kid, run.name, stream, tuple(trace.grid), tuple(trace.block), run.n_ctas,
+                              trace.warps_per_cta, regs_per_thread, smem_per_cta, static, static.analyzed)
+        watch = [sm.events.watch_list(static) for sm in self.sms]
+        run.watch = watch if any(w is not None for w in watch) else None
         self.running.append(run)
         return run
+
+    def kernel_info(self, kid: int) -> KernelInfo:
+        for r in self.running + self.finished:
+            if r.kid == kid and r.info is not None:
+                return r.info
+        raise KeyError(f"no launch with kernel id {kid}")
+
+    def kernel_started(self, run: KernelRun, now: int) -> None:
+        """The launch's first CTA is dispatched: report kernel_start."""
+        run.started = True
+        self._kernel_event(run, now, "kernel_start")
+
+    def _kernel_event(self, run: KernelRun, now: int, event: str) -> None:
+        for sm in self.sms:
+            for h in getattr(sm.events, event):
+                h(run.info, now)
+        for h in self.gpu_events[event]:
+            h(run.info, now)
+
+    def redispatch(self) -> None:
+        """Something that decides dispatch changed: poll the CTA scheduler again."""
+        self.dispatcher.wake()
+
+    def backing_store(self, sm_id: int, name: str, nbytes: int) -> int:
+        """A line-aligned region of off-chip memory for a plug-in's state on SM `sm_id`."""
+        key = (sm_id, name)
+        have = self._backing.get(key)
+        if have is not None:
+            if nbytes > have[1]:
+                raise ConfigError(f"backing store '{name}' of SM {sm_id} has {have[1]} B; {nbytes} B requested")
+            return have[0]
+        size = -(-max(int(nbytes), 1) // 128) * 128
+        base = self._backing_next
+        self._backing_next += size
+        self._backing[key] = (base, size)
+        return base
+
+    def plugin_counts(self) -> dict[str, dict[str, int | float]]:
+        """Every plug-in's declared counters, summed over its instances: {key: {counter: value}}."""
+        out: dict[str, dict[str, int | float]] = {}
+        insts = [p for sm in self.sms for p in sm.plugins] + self.gpu_plugins
+        for key, obj in insts:
+            c = counts_of(obj)
+            if not c:
+                continue
+            mine = out.setdefault(key, {})
+            for n, v in c.items():
+                mine[n] = mine.get(n, 0) + v
+        return out
+
+    def plugin_units(self) -> dict[str, dict[str, str]]:
+        """{key: {counter: unit}} of every plug-in that declares counters."""
+        out: dict[str, dict[str, str]] = {}
+        for key, obj in [p for sm in self.sms[:1] for p in sm.plugins] + self.gpu_plugins:
+            decl = getattr(type(obj), "counters", {}) or {}
+            if decl:
+                out[key] = {n: c.unit for n, c in decl.items()}
+        return out
 
     def stream_ready(self, run: KernelRun) -> bool:
         """Kernels of one stream run in order; different streams overlap."""
         return all(r.finished for r in self.running if r.stream == run.stream and r.kid < run.kid)
 
-    def _cta_done(self, sm: SM, run: KernelRun, now: int) -> None:
-        self.cta_policy.on_cta_done(sm.id, run.kid, run.ctas_done - 1, now)
+    def _cta_done(self, sm_id: int, run: KernelRun, index: int, now: int) -> None:
+        self.cta_policy.on_cta_done(sm_id, run.kid, index, now)
         if run.finished:
             run.t_end = now
+            self._kernel_event(run, now, "kernel_end")
             if all(r.finished for r in self._batch):
                 self.engine.request_stop()  # GPU.run's launches are all done
         self.dispatcher.wake()
@@ -161,6 +278,8 @@ class GPU:
         self.dispatcher.wake()
         self.timeline.start(start_cycle)
         self.timeline.stuck_at = None
+        if self.window is not None:
+            self.window.start(start_cycle)
         self._batch = runs
         if not all(r.finished for r in runs):
             # the model allocates many short-lived tuples and few reference cycles: a
@@ -186,7 +305,8 @@ class GPU:
 
     def _snapshot(self) -> dict:
         return {"sm": [sm.collect() for sm in self.sms], "mem": self.mem.counters(),
-                "sm_parts": [sm.part_counters() for sm in self.sms]}
+                "sm_parts": [sm.part_counters() for sm in self.sms], "plugins": self.plugin_counts(),
+                "energy_events": dict(self.energy_events)}
 
     def _deadlock(self, runs: list[KernelRun]) -> KernelError:
         stuck = []
@@ -200,4 +320,22 @@ class GPU:
         when = (f"no instruction issued for {self.timeline.watchdog} cycles (watchdog, cycle {self.timeline.stuck_at})"
                 if self.timeline.stuck_at is not None else "every unit went idle")
         return KernelError(f"timing simulation of {names} deadlocked ({when}) with work left: "
-                           + ("; ".join(stuck[:8]) or "CTAs never dispatched") + (" ..." if len(stuck) > 8 else ""))
+                           + ("; ".join(stuck[:8]) or self._undispatched(runs)) + (" ..." if len(stuck) > 8 else ""))
+
+    def _undispatched(self, runs: list[KernelRun]) -> str:
+        """Why CTAs were left undispatched (no SM would admit one)."""
+        why = []
+        for sm in self.sms:
+            sl = sm.slots
+            if sl.dispatch_holds:
+                from tlpsim.timing.plugin import HOLD_BITS
+
+                who = [p for p, b in HOLD_BITS.items() if sl.dispatch_holds & b]
+                why.append(f"SM {sm.id} dispatch held by the {' and '.join(who)} plug-in")
+            for r in runs:
+                lim = sl.limits.get(r.kid)
+                if lim is not None and sl.by_kernel.get(r.kid, 0) >= lim:
+                    why.append(f"SM {sm.id} CTA limit {lim} for {r.name}")
+        left = ", ".join(f"{r.name}: {r.n_ctas - r.next_cta} of {r.n_ctas}" for r in runs if r.next_cta < r.n_ctas)
+        return (f"CTAs never dispatched ({left}); the CTA scheduler '{self.cta_policy.plugin_name}' assigned none"
+                + (" (" + "; ".join(why[:6]) + ")" if why else ""))

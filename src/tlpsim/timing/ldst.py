@@ -3,7 +3,10 @@ constant caches with MSHRs, and the SM's port to the interconnect.
 
 One memory warp-instruction is processed at a time; it becomes a list of accesses
 (one per 128-byte line touched, from the trace's coalesced sector sets), and the
-unit performs one access per cycle. A read hit completes after the cache's hit
+unit performs one access per cycle. Plug-ins issue their own requests through the
+same port (register spills and fills, preloads, context saves: `request`), which go
+ahead of waiting warp instructions, and reserve shared-memory bank cycles
+(`reserve_smem`), which shared-memory instructions then wait for. A read hit completes after the cache's hit
 latency; a miss takes an MSHR (or merges into one) and sends a request; a refused
 access (MSHR or queue full) is retried next cycle — a reservation failure, which
 stalls the unit. The instruction's destination registers are written back when
@@ -41,12 +44,15 @@ class LdstParams:
 class _Instr:
     """A memory warp-instruction in flight."""
 
-    __slots__ = ("warp", "dst", "accesses", "outstanding", "ready", "kind", "cache", "issued", "si")
+    __slots__ = ("warp", "dst", "accesses", "outstanding", "ready", "kind", "cache", "issued", "si", "pos",
+                 "callback")
 
     def __init__(self, warp: Any, dst: int, accesses: list[tuple[int, int]], kind: str, cache: CachePort | None,
-                 si: StaticInstr) -> None:
+                 si: StaticInstr | None, pos: int = -1, callback: Callable[[int], Any] | None = None) -> None:
         self.warp = warp
         self.si = si                  # the static instruction (its destinations are written back)
+        self.pos = pos                # its position in the warp's stream
+        self.callback = callback      # a plug-in request: called with the cycle its data is usable
         self.dst = dst
         self.accesses = accesses      # [(line address, sector mask)] still to perform
         self.outstanding = 0          # misses whose data has not arrived
@@ -70,11 +76,17 @@ class LdstUnit:
         self.from_icnt = from_icnt
         self.partition_of = partition_of
         self.stats = SMStats()              # the SM lends its own record (attach)
-        self.queue: deque[tuple[int, Any, StaticInstr, int]] = deque()  # (start cycle, warp, static instr, mem row)
+        # (start cycle, warp, static instr, mem row, position in the warp's stream)
+        self.queue: deque[tuple[int, Any, StaticInstr, int, int]] = deque()
+        self.requests: deque[_Instr] = deque()  # plug-in requests waiting for the port
+        self.request_queue_entries = 8
         self.cur: _Instr | None = None
         self.busy_until = 0                 # shared-memory replays occupy the unit
+        self.smem_free = 0                  # first cycle the shared-memory banks are free
         self.stalled = False
         self.inflight = 0                   # instructions waiting for miss data
+        self.bypass: set[int] = set()       # kernel ids whose global accesses skip the L1
+        self.l1d_handlers: list[Callable[..., Any]] = []  # l1d_access subscribers
 
     # ------------------------------------------------------------ interface to the SM
 
@@ -86,16 +98,18 @@ class LdstUnit:
     def can_accept(self) -> bool:
         return len(self.queue) < self.p.queue_entries
 
-    def accept(self, warp: Any, si: StaticInstr, mem_row: int, start: int) -> None:
-        self.queue.append((start, warp, si, mem_row))
+    def accept(self, warp: Any, si: StaticInstr, mem_row: int, start: int, pos: int) -> None:
+        self.queue.append((start, warp, si, mem_row, pos))
 
     def busy(self) -> bool:
-        return bool(self.queue) or self.cur is not None or self.inflight > 0
+        return bool(self.queue) or self.cur is not None or self.inflight > 0 or bool(self.requests)
 
     def next_event(self, now: int) -> int | None:
         if self.stalled:
             return None  # woken by the reply or queue slot it waits for
         t = []
+        if self.requests:
+            t.append(now + 1)
         if self.queue:
             t.append(max(self.queue[0][0], now + 1))
         if self.cur is not None or self.busy_until > now:
@@ -105,7 +119,7 @@ class LdstUnit:
     # ------------------------------------------------------------ the cycle
 
     def tick(self, now: int) -> bool:
-        if self.cur is None and not self.queue and not len(self.from_icnt):
+        if self.cur is None and not self.queue and not self.requests and not len(self.from_icnt):
             self.stalled = False
             return False
         progress = False
@@ -117,9 +131,13 @@ class LdstUnit:
         self.stalled = False
         if now < self.busy_until:
             return True
+        if self.cur is None and self.requests:
+            req = self.cur = self.requests.popleft()
+            req.ready = now
+            progress = True
         if self.cur is None and self.queue and self.queue[0][0] <= now:
-            start, warp, si, row = self.queue.popleft()
-            self.cur = self._decode(warp, si, row, now)
+            start, warp, si, row, pos = self.queue.popleft()
+            self.cur = self._decode(warp, si, row, now, pos)
             progress = True
             if self.cur is None:
                 return True
@@ -147,7 +165,7 @@ class LdstUnit:
 
     # ------------------------------------------------------------ helpers
 
-    def _decode(self, warp: Warp, si: StaticInstr, row: int, now: int) -> _Instr | None:
+    def _decode(self, warp: Warp, si: StaticInstr, row: int, now: int, pos: int) -> _Instr | None:
         if row < 0:  # no lane executed the access (all guards false)
             return None
         rows = warp.mem_rows
@@ -157,21 +175,27 @@ class LdstUnit:
             degree = max(rows.bank_degree[row], 1)
             self.stats.smem_accesses += 1
             self.stats.smem_bank_conflict_cycles += degree - 1
-            self.busy_until = now + degree
+            start = now if self.smem_free <= now else self.smem_free  # banks reserved by a plug-in
+            self.busy_until = self.smem_free = start + degree
             if dst:
-                self.sm.complete(warp, si, now + self.p.smem_latency + degree - 1, True)
+                self.sm.complete(warp, si, start + self.p.smem_latency + degree - 1, True, pos)
             return None
         lines: dict[int, int] = {}
         for s in rows.sectors_of(row):
             lines[s >> 2] = lines.get(s >> 2, 0) | (1 << (s & 3))
         accesses = [(line << 7, mask) for line, mask in sorted(lines.items())]
         kind = ATOMIC if si.is_atomic else (WRITE if si.is_store else READ)
-        cache = self.l1c if space in _CONSTLIKE else self.l1d
-        ins = _Instr(warp, 0 if kind == WRITE else dst, accesses, kind, cache, si)
+        if space in _CONSTLIKE:
+            cache = self.l1c
+        elif self.bypass and warp.run.kid in self.bypass:
+            cache = None
+        else:
+            cache = self.l1d
+        ins = _Instr(warp, 0 if kind == WRITE else dst, accesses, kind, cache, si, pos)
         ins.ready = now
         if not accesses:
             if ins.dst:
-                self.sm.complete(warp, si, now + 1, True)
+                self.sm.complete(warp, si, now + 1, True, pos)
             return None
         return ins
 
@@ -203,6 +227,10 @@ class LdstUnit:
             ins.outstanding += 1
             return True
         outcome, value = cache.read(line, mask, ins, now, can_send=self.to_icnt.can_push)
+        if self.l1d_handlers and cache is self.l1d and ins.warp is not None:
+            evicted = cache.last_evicted if outcome == "miss" else -1
+            for h in self.l1d_handlers:
+                h(ins.warp.view, line, outcome, evicted, now)
         st = self.stats
         const = cache is self.l1c
         if outcome != "fail":
@@ -248,5 +276,48 @@ class LdstUnit:
             self._finish(ins, now)
 
     def _finish(self, ins: _Instr, now: int) -> None:
-        if ins.dst:
-            self.sm.complete(ins.warp, ins.si, max(ins.ready, now + 1), True)
+        if ins.callback is not None:
+            ins.callback(max(ins.ready, now + 1) if ins.kind != WRITE else now)
+        elif ins.dst:
+            self.sm.complete(ins.warp, ins.si, max(ins.ready, now + 1), True, ins.pos)
+
+    # ------------------------------------------------------------ plug-in access to the port
+
+    def can_request(self) -> bool:
+        return len(self.requests) < self.request_queue_entries
+
+    def request(self, kind: str, address: int, nbytes: int, callback: Callable[[int], Any] | None,
+                cached: bool = True) -> None:
+        """Queue a plug-in's load/store of `nbytes` at `address` (any alignment): one
+        access per 128-byte line, through the L1 data cache unless `cached` is False.
+        `callback(cycle)` runs when a load's last data is usable or a store's last
+        line has been sent."""
+        if kind not in (READ, WRITE):
+            raise ValueError(f"memory request kind must be '{READ}' or '{WRITE}', not {kind!r}")
+        if nbytes <= 0:
+            raise ValueError(f"memory request of {nbytes} bytes")
+        lines: dict[int, int] = {}
+        for s in range(address >> 5, (address + nbytes - 1 >> 5) + 1):
+            lines[s >> 2] = lines.get(s >> 2, 0) | (1 << (s & 3))
+        accesses = [(line << 7, mask) for line, mask in sorted(lines.items())]
+        cache = self.l1d if cached else None
+        ins = _Instr(None, 0, accesses, kind, cache, None, -1, callback if callback is not None else _ignore)
+        self.requests.append(ins)
+
+    def reserve_port(self, now: int, cycles: int) -> int:
+        """Take the L1 port (the unit's access pipeline) for `cycles` cycles from when it
+        is free; returns the cycle it is released."""
+        start = now if self.busy_until <= now else self.busy_until
+        self.busy_until = start + cycles
+        return start + cycles
+
+    def reserve_smem(self, now: int, cycles: int) -> int:
+        """Take the shared-memory banks for `cycles` cycles from the first free cycle
+        (not before now); returns the cycle the access completes."""
+        start = now if self.smem_free <= now else self.smem_free
+        self.smem_free = start + cycles
+        return start + cycles
+
+
+def _ignore(cycle: int) -> None:
+    """Completion callback of a request nobody waits for."""

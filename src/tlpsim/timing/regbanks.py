@@ -7,7 +7,12 @@ An issued instruction takes a collector unit of its pipeline class; its source
 registers are read from their banks starting the cycle after issue, one read per
 bank per cycle, so two sources in one bank serialise (a bank conflict); the
 collector is released when its operands are read. Bank of a register: (warp slot +
-register) mod banks, as GPGPU-Sim maps it.
+register) mod banks, as GPGPU-Sim maps it (register mod banks without `use_warp_id`;
+with `sub_core` each scheduler owns banks/n_schedulers consecutive banks).
+
+Each bank serves `read_ports` reads and `write_ports` writes per cycle (1R1W banks by
+default): a writeback whose bank's write ports are taken that cycle completes the
+next cycle with a free port, and its registers stay pending until then.
 """
 
 from __future__ import annotations
@@ -16,12 +21,29 @@ from typing import Any
 
 
 class RegisterBanks:
-    def __init__(self, n_banks: int, collectors: dict[str, int], stats: Any) -> None:
+    def __init__(self, n_banks: int, collectors: dict[str, int], stats: Any, read_ports: int = 1,
+                 write_ports: int = 1, use_warp_id: bool = True, n_schedulers: int = 1,
+                 sub_core: bool = False, shared_collectors: bool = False) -> None:
         self.n_banks = n_banks
-        self.bank_free = [0] * n_banks  # first cycle each bank can be read again
+        self.bank_free = [0] * n_banks  # first cycle each bank has a free read port
+        self.bank_reads = [0] * n_banks  # reads booked in that cycle (read_ports > 1)
+        self.read_ports = read_ports
+        self.write_free = [0] * n_banks  # first cycle each bank has a free write port
+        self.bank_writes = [0] * n_banks
+        self.write_ports = write_ports
+        self.shift = 1 if use_warp_id else 0
+        # sub-core: scheduler s owns banks [s*per, (s+1)*per)
+        self.per_sched = n_banks // n_schedulers if sub_core else n_banks
+        self.sched_base = [s * self.per_sched if sub_core else 0 for s in range(max(n_schedulers, 1))]
         self.cap: dict[str, int] = dict(collectors)
-        self.busy: dict[str, list[int]] = {k: [] for k in self.cap}  # release cycles of taken collectors
+        # release cycles of taken collectors, per class; generic collectors (not
+        # specialized) are one pool every class draws from
+        pool: list[int] = []
+        self.busy: dict[str, list[int]] = {k: (pool if shared_collectors else []) for k in self.cap}
         self.stats = stats              # the plug-in's OperandStats
+
+    def bank_of(self, slot: int, sched: int, reg: int) -> int:
+        return (slot * self.shift + reg) % self.per_sched + self.sched_base[sched]
 
     def _collectors(self, unit: str, now: int) -> list[int]:
         taken = self.busy.get(unit)
@@ -31,21 +53,21 @@ class RegisterBanks:
             taken[:] = [c for c in taken if c > now]
         return taken
 
-    def can_issue(self, slot: int, unit: str, src_regs: tuple[int, ...], now: int) -> bool:
+    def can_issue(self, slot: int, sched: int, unit: str, src_regs: tuple[int, ...], now: int) -> bool:
         taken = self._collectors(unit, now)
         if unit in self.cap and len(taken) >= self.cap[unit]:
             self.stats.collector_full += 1
             return False
         return True
 
-    def read(self, slot: int, unit: str, src_regs: tuple[int, ...], now: int) -> int:
-        done = self._read_banks(slot, src_regs, now)
+    def read(self, slot: int, sched: int, unit: str, src_regs: tuple[int, ...], now: int) -> int:
+        done = self._read_banks(slot, sched, src_regs, now)
         taken = self.busy.get(unit)
         if taken is not None:
             taken.append(done)
         return done
 
-    def try_read(self, slot: int, unit: str, src_regs: tuple[int, ...], now: int) -> int | None:
+    def try_read(self, slot: int, sched: int, unit: str, src_regs: tuple[int, ...], now: int) -> int | None:
         """can_issue + read in one call (once per issued instruction)."""
         taken = self.busy.get(unit)
         if taken is not None:
@@ -57,24 +79,38 @@ class RegisterBanks:
                 if len(taken) >= self.cap[unit]:
                     self.stats.collector_full += 1
                     return None
-        done = self._read_banks(slot, src_regs, now)
+        done = self._read_banks(slot, sched, src_regs, now)
         if taken is not None:
             taken.append(done)
         return done
 
-    def _read_banks(self, slot: int, src_regs: tuple[int, ...], now: int) -> int:
-        nb = self.n_banks
+    def _read_banks(self, slot: int, sched: int, src_regs: tuple[int, ...], now: int) -> int:
+        per = self.per_sched
+        base = self.sched_base[sched]
+        shift = slot * self.shift
         bank_free = self.bank_free
+        ports = self.read_ports
         first_free = done = now + 1  # operands are read starting the cycle after issue
         conflicts = 0
         for r in src_regs:
-            b = (slot + r) % nb
+            b = (shift + r) % per + base
             t = bank_free[b]
             if t > first_free:
                 conflicts += t - first_free
             else:
+                if ports > 1 and t < first_free:
+                    self.bank_reads[b] = 0
                 t = first_free
-            bank_free[b] = t + 1
+            if ports == 1:
+                bank_free[b] = t + 1
+            else:  # book one of the cycle's ports; the bank moves on once all are taken
+                n = self.bank_reads[b] + 1
+                if n >= ports:
+                    bank_free[b] = t + 1
+                    self.bank_reads[b] = 0
+                else:
+                    bank_free[b] = t
+                    self.bank_reads[b] = n
             if t + 1 > done:
                 done = t + 1
         st = self.stats
@@ -83,10 +119,47 @@ class RegisterBanks:
         st.reads += len(src_regs)
         return done
 
-    def write(self, slot: int, dst_regs: tuple[int, ...], cycle: int) -> int:
+    def write(self, slot: int, sched: int, dst_regs: tuple[int, ...], cycle: int) -> int:
+        """Write the destinations at `cycle`; returns the cycle the last write happens
+        (later than `cycle` when a bank's write ports are taken)."""
+        per = self.per_sched
+        base = self.sched_base[sched]
+        shift = slot * self.shift
+        free, count, ports = self.write_free, self.bank_writes, self.write_ports
+        done = cycle
+        for r in dst_regs:
+            b = (shift + r) % per + base
+            t = free[b]
+            if t < cycle:
+                t = cycle
+                count[b] = 0
+            n = count[b] + 1
+            if n >= ports:
+                free[b] = t + 1
+                count[b] = 0
+            else:
+                free[b] = t
+                count[b] = n
+            if t > done:
+                done = t
         self.stats.writes += len(dst_regs)
-        return cycle
+        return done
 
     def next_event(self, now: int) -> int | None:
         future = [c for taken in self.busy.values() for c in taken if c > now]
         return min(future) if future else None
+
+    def reserve_ports(self, now: int, cycles: int) -> int:
+        """Every bank's read and write ports are busy for `cycles` cycles from when each
+        is free (not before now): bulk moves of register state; returns the last end."""
+        end = now
+        for b in range(self.n_banks):
+            t = self.bank_free[b] if self.bank_free[b] > now else now
+            self.bank_free[b] = t + cycles
+            self.bank_reads[b] = 0
+            w = self.write_free[b] if self.write_free[b] > now else now
+            self.write_free[b] = w + cycles
+            self.bank_writes[b] = 0
+            if t + cycles > end:
+                end = t + cycles
+        return end

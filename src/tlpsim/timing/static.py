@@ -1,12 +1,19 @@
 """Per-instruction facts the timing model needs, decoded once per kernel: which
-pipeline runs it, its latency and initiation interval, and the registers it reads
-and writes as bitmasks (so a scoreboard check is one integer AND)."""
+pipeline runs it, its latency and initiation interval, the physical registers it
+reads and writes, and those as scoreboard bitmasks (so a check is one integer AND).
+
+Registers are the physical 32-bit registers of the analyses' allocator
+(`tlpsim.analysis.regalloc`): a 64-bit value is two consecutive registers, and a
+register read twice by one instruction is read once (as GPGPU-Sim's collector
+units do). Predicates have scoreboard bits after the registers' but are not in
+`src_regs`/`dst_regs`: they live outside the register-file banks."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Final
 
+from tlpsim.analysis.regalloc import Allocation, allocate
 from tlpsim.frontend.ir import Address, Function, Reg, Vec
 
 # pipelines (functional-unit classes)
@@ -55,7 +62,7 @@ class LatencyTables:
     sfu_init: int = 8
     branch_lat: int = 1
     mem_issue_init: int = 1
-
+    simt_passes: int = 1   # warp_size / simt_width: an arithmetic instruction occupies its pipe this many times
     @classmethod
     def fermi(cls) -> "LatencyTables":
         cols_i = ("add", "max", "mul", "mad", "div", "shfl")
@@ -76,8 +83,8 @@ class StaticInstr:
     initiation: int
     src_mask: int        # bit per register id read
     dst_mask: int        # bit per register id written (incl. predicates)
-    src_regs: tuple[int, ...]  # register ids read (for bank conflicts)
-    dst_regs: tuple[int, ...]
+    src_regs: tuple[int, ...]  # physical registers read (register-file bank reads)
+    dst_regs: tuple[int, ...]  # physical registers written
     space: str | None    # memory instructions: state space
     is_store: bool
     is_atomic: bool
@@ -86,35 +93,76 @@ class StaticInstr:
 
 
 class StaticKernel:
-    """All StaticInstr of a flattened kernel, plus register numbering."""
+    """All StaticInstr of a flattened kernel, with its physical register allocation.
 
-    def __init__(self, fn: Function, tables: LatencyTables, space_of=None) -> None:
+    `analyzed` (an AnalyzedKernel of `fn`) supplies the allocation and liveness; without
+    one the allocation is computed here (cached on `fn`)."""
+
+    def __init__(self, fn: Function, tables: LatencyTables, space_of=None, analyzed=None,
+                 allocation: Allocation | None = None) -> None:
         self.fn = fn
-        names = sorted(fn.reg_types)
-        self.reg_id = {n: k for k, n in enumerate(names)}
+        self.analyzed = analyzed
+        if allocation is None:
+            allocation = analyzed.allocation if analyzed is not None else allocate(fn)
+        self.allocation = allocation
+        self.n_regs = allocation.n_regs      # physical 32-bit registers per thread
         self.instrs: list[StaticInstr] = [self._decode(ins, tables, space_of) for ins in fn.instructions]
+        self._live: dict[int, int] = {}
 
-    def _regs(self, ops) -> list[int]:
-        out = []
+    def _regs(self, ops, gprs: list[int], preds: list[int]) -> None:
+        """Physical registers (and predicate ids) of the register operands in `ops`."""
         for op in ops:
             if isinstance(op, Reg):
-                out.append(self.reg_id[op.name])
+                self._reg(op.name, gprs, preds)
             elif isinstance(op, Vec):
-                out.extend(self._regs(op.elems))
+                self._regs(op.elems, gprs, preds)
             elif isinstance(op, Address) and isinstance(op.base, Reg):
-                out.append(self.reg_id[op.base.name])
-        return out
+                self._reg(op.base.name, gprs, preds)
+
+    def _reg(self, name: str, gprs: list[int], preds: list[int]) -> None:
+        a = self.allocation
+        if name in a.phys:
+            for r in a.regs_of(name):
+                if r not in gprs:
+                    gprs.append(r)
+        elif name in a.pred_phys:
+            p = a.pred_phys[name]
+            if p not in preds:
+                preds.append(p)
+
+    def live_regs(self, pc: int) -> int:
+        """32-bit registers per thread live before instruction `pc` for any lane of a
+        warp about to issue it (GPU-aware liveness; 0 past the end)."""
+        n = self._live.get(pc)
+        if n is None:
+            if pc < 0 or pc >= len(self.instrs):
+                n = 0
+            else:
+                from tlpsim.analysis.liveness import liveness, register_units
+
+                live = self.analyzed.liveness if self.analyzed is not None else liveness(self.fn, gpu_aware=True)
+                units = register_units(self.fn)
+                n = sum(units.get(r, 1) for r in live.warp_live_in(pc, rf_only=True))
+            self._live[pc] = n
+        return n
 
     def _decode(self, ins, t: LatencyTables, space_of) -> StaticInstr:
         base = ins.base
-        srcs = self._regs(ins.srcs)
+        srcs: list[int] = []
+        src_preds: list[int] = []
+        self._regs(ins.srcs, srcs, src_preds)
         if ins.guard is not None:
-            srcs.append(self.reg_id[ins.guard.name])
-        dsts = self._regs(ins.dsts)
+            self._reg(ins.guard.name, srcs, src_preds)
+        dsts: list[int] = []
+        dst_preds: list[int] = []
+        self._regs(ins.dsts, dsts, dst_preds)
         # an address operand in the destination position (st) is a read
         if base in ("st", "red", "sust"):
-            srcs += dsts
-            dsts = []
+            for r in dsts:
+                if r not in srcs:
+                    srcs.append(r)
+            src_preds += [p for p in dst_preds if p not in src_preds]
+            dsts, dst_preds = [], []
         kind = K_ALU
         unit = SP
         lat, init = t.int_lat["add"], t.int_init["add"]
@@ -142,12 +190,20 @@ class StaticKernel:
         else:
             col = _INT_CLASS.get(base, "add")
             lat, init = t.int_lat[col], t.int_init[col]
+        if kind == K_ALU and t.simt_passes > 1:  # narrower SIMT lanes: the warp takes several passes
+            init *= t.simt_passes
+            lat += t.simt_passes - 1
+        npr = self.n_regs
         src_mask = 0
         for r in srcs:
             src_mask |= 1 << r
+        for p in src_preds:
+            src_mask |= 1 << (npr + p)
         dst_mask = 0
         for r in dsts:
             dst_mask |= 1 << r
+        for p in dst_preds:
+            dst_mask |= 1 << (npr + p)
         is_store = base in ("st", "red", "sust")
         return StaticInstr(ins.index, kind, unit, lat, init, src_mask, dst_mask, tuple(srcs), tuple(dsts), space,
                            is_store, oc == "atomic" or base == "red", oc,

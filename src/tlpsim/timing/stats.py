@@ -119,6 +119,24 @@ class EnergyStats:
 
 
 @dataclass
+class EnergyInputs:
+    """What the energy model needs of one launch: its counter deltas and the
+    structures the plug-ins add (given to `GPU.energy_model`, see tlpsim.power)."""
+
+    cycles: int
+    per_sm: list                    # SMStats dicts
+    sm_parts: list                  # SM.part_counters() deltas
+    mem: dict                       # MemorySystem.counters() deltas
+    regs_per_thread: int
+    threads_per_cta: int
+    smem_per_cta: int
+    gates_subarrays: bool = False   # the operand storage reports per-subarray gating
+    structures: dict = field(default_factory=dict)        # operand storage's table structures {name: instances}
+    plugin_energy: dict = field(default_factory=dict)     # plug-in structure -> accesses (this launch)
+    plugin_structures: dict = field(default_factory=dict)  # plug-in structure -> EnergyStructure
+
+
+@dataclass
 class LaunchStats:
     """Everything one kernel launch measured."""
 
@@ -147,6 +165,8 @@ class LaunchStats:
     components: dict = field(default_factory=dict)  # raw counters of memory-side components
     wall_seconds: float = 0.0
     energy: EnergyStats | None = None               # activity-based energy (power.enabled)
+    plugins: dict = field(default_factory=dict)     # plug-in counters: {"point.name": {counter: value}}
+    plugin_units: dict = field(default_factory=dict)  # {"point.name": {counter: unit}}
 
     def to_dict(self) -> dict:
         d = asdict(self)

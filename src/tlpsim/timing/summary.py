@@ -3,9 +3,8 @@ SM and memory-system counters, derived rates and GPUDuet-style utilisations."""
 
 from __future__ import annotations
 
-from tlpsim.power.model import launch_energy
 from tlpsim.timing.occupancy import occupancy
-from tlpsim.timing.stats import CYCLE_CLASSES, LaunchStats, Utilisation
+from tlpsim.timing.stats import CYCLE_CLASSES, EnergyInputs, LaunchStats, Utilisation
 
 
 def _delta(after, before):
@@ -61,9 +60,21 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchS
     occ = occupancy(gpu.sms[0].allocator.limits, run.kres.regs_per_thread, run.kres.smem_per_cta,
                     run.kres.threads_per_cta, cfg.gpu.max_ctas_per_sm)
     energy = None
-    if cfg.power.enabled:
+    if cfg.power.enabled and gpu.energy_model is not None:
         parts = [_delta(sm.part_counters(), base["sm_parts"][k]) for k, sm in enumerate(gpu.sms)]
-        energy = launch_energy(gpu, run, cycles, per_sm, parts, mem)
+        ops = gpu.sms[0].operands
+        plugin_energy = _delta(dict(gpu.energy_events), base.get("energy_events", {}))
+        for p in parts:
+            for name, n in p.pop("plugin_energy", {}).items():
+                plugin_energy[name] = plugin_energy.get(name, 0) + n
+        declared = {}
+        for _, obj in [p for sm in gpu.sms[:1] for p in sm.plugins] + gpu.gpu_plugins:
+            declared.update(getattr(type(obj), "energy", {}) or {})
+        energy = gpu.energy_model(EnergyInputs(
+            cycles, per_sm, parts, mem, run.kres.regs_per_thread, run.kres.threads_per_cta, run.kres.smem_per_cta,
+            bool(ops.gates_subarrays), dict(ops.structures), {k: v for k, v in plugin_energy.items() if v},
+            declared))
+    plugins = {key: _delta(vals, base.get("plugins", {}).get(key, {})) for key, vals in gpu.plugin_counts().items()}
     l2_acc = mem.get("l2_accesses", 0)
     l2_hits = mem.get("l2_hits", 0)
     rows = mem.get("dram_row_hits", 0) + mem.get("dram_row_misses", 0)
@@ -79,5 +90,6 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchS
         avg_resident_warps=_ratio(resident, busy_cycles),
         avg_resident_ctas=_ratio(sum(s["resident_cta_cycles"] for s in per_sm), busy_cycles),
         ctas_per_sm_limit=occ.ctas, limited_by=occ.limiter, components=mem, wall_seconds=wall, energy=energy,
+        plugins=plugins, plugin_units=gpu.plugin_units(),
         timeline=gpu.timeline.series(max(run.t_start, start_cycle), run.t_end if run.t_end >= 0 else now),
     )

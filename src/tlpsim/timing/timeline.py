@@ -3,8 +3,9 @@
 Every `interval` cycles it records resident CTAs and warps and the instructions
 issued so far (so IPC over time follows); every `watchdog` cycles it checks that
 some SM issued or a CTA retired, and otherwise stops the run with a deadlock
-report naming the stuck warps (ChampSim's watchdog). Sampling happens at fixed
-multiples of the interval, so dense and sparse runs record the same series."""
+report naming the stuck warps (ChampSim's watchdog; `watchdog = 0` turns it off).
+Sampling happens at fixed multiples of the interval, so dense and sparse runs record
+the same series."""
 
 from __future__ import annotations
 
@@ -16,9 +17,12 @@ class Timeline(Component):
 
     def __init__(self, domain: ClockDomain, sms: list, interval: int, watchdog: int) -> None:
         super().__init__(domain)
+        self.passive = True
         self.sms = sms
         self.interval = max(int(interval), 1)
-        self.watchdog = max(int(watchdog), 1)
+        self.watchdog = int(watchdog)  # 0: no watchdog
+        if self.watchdog < 0:
+            raise ValueError(f"watchdog_cycles must be >= 0 (0 turns it off), got {watchdog}")
         self.samples: dict[str, list] = {"cycle": [], "resident_ctas": [], "resident_warps": [], "warp_insts": [],
                                          "thread_insts": []}
         self.running = False
@@ -54,7 +58,7 @@ class Timeline(Component):
             s["thread_insts"].append(sum(sm.stats.thread_insts for sm in self.sms))
             if self.on_sample is not None:
                 self.on_sample(cycle, s["warp_insts"][-1], s["thread_insts"][-1])
-        if cycle % self.watchdog == 0:
+        if self.watchdog and cycle % self.watchdog == 0:
             work = self._work()
             if work != self.last_progress[0]:
                 self.last_progress = (work, cycle)
@@ -62,7 +66,9 @@ class Timeline(Component):
                 self.stuck_at = cycle
                 if self.engine is not None:
                     self.engine.request_stop()
-        nxt = min(-(-(cycle + 1) // self.interval) * self.interval, -(-(cycle + 1) // self.watchdog) * self.watchdog)
+        nxt = -(-(cycle + 1) // self.interval) * self.interval
+        if self.watchdog:
+            nxt = min(nxt, -(-(cycle + 1) // self.watchdog) * self.watchdog)
         self.wake_at(nxt)
         return False
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from tlpsim.policies.warp.base import WarpView
 from tlpsim.timing.static import StaticInstr
+from tlpsim.timing.views import CTAView, WarpView
 
 
 def popcount32(x: np.ndarray) -> np.ndarray:
@@ -40,9 +40,10 @@ class Warp:
 
     __slots__ = ("slot", "sched", "cta", "run", "gwarp", "pcs", "lanes", "mem", "pos", "n", "pending",
                  "pending_mem", "ibuf", "at_barrier", "done", "view", "mem_blocked", "in_fetch", "si",
-                 "thread_total", "pc_hist", "instrs", "mem_rows")
+                 "thread_total", "pc_hist", "instrs", "mem_rows", "holds", "masks", "vclass", "watch", "block")
 
-    def __init__(self, slot: int, sched: int, cta: CTA, run: Any, gwarp: int, age: int) -> None:
+    def __init__(self, slot: int, sched: int, cta: CTA, run: Any, gwarp: int, age: int, sm_id: int = 0,
+                 keep_masks: bool = False, keep_vclass: bool = False, watch: list[Any] | None = None) -> None:
         trace = run.trace
         a, b = int(trace.warp_offsets[gwarp]), int(trace.warp_offsets[gwarp + 1])
         self.slot = slot
@@ -73,19 +74,39 @@ class Warp:
         self.mem_blocked = False
         self.in_fetch = False
         self.si: StaticInstr | None = None  # static info of the next instruction (kept while the warp is ready)
-        self.view = WarpView(slot=slot, age=age, cta=cta.slot, last_issue=-1)
+        self.view = WarpView(slot, age, cta.slot, -1, False, sched, sm_id, run.kid, cta.index, gwarp)
+        self.holds = 0          # hold bits set by plug-ins (one per extension point): held warps do not issue
+        # per dynamic instruction, kept only when a plug-in needs them: executed-lane
+        # masks (instr_issued) and value classes of written registers (writeback)
+        self.masks: list[int] | None = trace.executed[a:b].tolist() if keep_masks else None
+        self.vclass: list[int] | None = trace.vclass[a:b].tolist() if keep_vclass else None
+        # per pc: the instr_issued handlers watching that instruction (None: nobody watches)
+        self.watch: list[Any] | None = watch
+        self.block = ""         # blocking reason last reported to plug-ins ("" = not blocked)
 
 
 class CTA:
     """A resident thread block: its warps and barrier bookkeeping."""
 
-    __slots__ = ("slot", "run", "index", "warps", "live", "arrived", "alloc")
+    __slots__ = ("slot", "run", "index", "warps", "live", "arrived", "alloc", "view", "waiting")
 
-    def __init__(self, slot: int, run: Any, index: int) -> None:
+    def __init__(self, slot: int, run: Any, index: int, sm_id: int = 0, now: int = -1) -> None:
         self.slot = slot
         self.run = run
         self.index = index
         self.warps: list[Warp] = []
-        self.live = 0
+        self.live = 0           # warps not finished, admitted or not
         self.arrived = 0
         self.alloc: Any = None  # what the resource allocator granted
+        wpc = run.trace.warps_per_cta
+        self.view = CTAView(sm_id, run.kid, index, slot, wpc, [], 0, now)
+        # warps (index within the CTA) not admitted yet: an allocator that admits
+        # partial CTAs grants them later; they count as live for barriers
+        self.waiting: list[int] = []
+
+    def issued(self) -> int:
+        """Warp instructions the CTA's admitted warps have issued so far."""
+        n = 0
+        for w in self.warps:
+            n += w.pos
+        return n

@@ -4,40 +4,54 @@ The allocator sees a kernel's per-CTA needs (`KernelResources`) and the SM's
 capacities (`SMLimits`); it answers whether one more CTA fits and records what it
 granted, so mechanisms such as EXPARS (registers spilled into scratchpad) or
 WarpMan (partial CTAs) can grant differently. It never sees the SM object.
+
+- `max_contexts()` sizes the SM's CTA and warp slot tables: an allocator that
+  provides storage for more contexts (EXPARS, Virtual Thread, GPUDuet) returns more
+  than the baseline's CTA and warp limits.
+- `allocate()` returns a `Grant`; `grant.warps` fewer than the CTA's warps admits a
+  partial CTA (WarpMan), whose other warps wait until `grant_warps` grants them
+  (asked whenever resources are released; call `port.resources_changed()` after
+  freeing resources outside a CTA retirement, e.g. on `warp_finished`).
+- `usage()` reports the bytes of register file and scratchpad it has allocated, so
+  plug-ins can find spare storage (`port.spare_bytes`).
+
+Context keywords: `limits` (`SMLimits`), `cta_cap` (gpu.max_ctas_per_sm), `port`, `config`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Any
 
-from tlpsim.policies.registry import register
+from tlpsim.policies.registry import interface, register
 from tlpsim.timing.occupancy import SMLimits
+from tlpsim.timing.plugin import Plugin
+from tlpsim.timing.views import Grant, KernelResources
+
+__all__ = ["BaselineAllocator", "Grant", "KernelResources", "ResourceAllocator"]
 
 
-@dataclass(frozen=True)
-class KernelResources:
-    threads_per_cta: int
-    regs_per_thread: int
-    smem_per_cta: int   # static + dynamic bytes
-
-
-@dataclass
-class Grant:
-    threads: int
-    warps: int
-    regs: int
-    smem: int
-
-
-class ResourceAllocator:
+@interface("resource_allocator")
+class ResourceAllocator(Plugin):
     """Interface; see BaselineAllocator."""
 
-    Params = None
-
-    def __init__(self, params=None, limits: SMLimits | None = None, cta_cap: int | None = None) -> None:
-        self.params = params
+    def __init__(self, params: Any = None, limits: SMLimits | None = None, cta_cap: int | None = None,
+                 **context: Any) -> None:
+        super().__init__(params, **context)
         self.limits = limits or SMLimits()
         self.cta_cap = cta_cap
+
+    def max_contexts(self) -> tuple[int, int]:
+        """(CTA slots, warp slots) the SM needs for what this allocator may grant."""
+        lim = self.limits
+        return lim.max_ctas, lim.max_threads // lim.warp_size
+
+    def grant_warps(self, grant: Grant, waiting: int) -> int:
+        """How many of a partial CTA's `waiting` warps to admit now (0: none)."""
+        return 0
+
+    def usage(self) -> dict[str, int]:
+        """Bytes allocated now per storage ("rf", "smem")."""
+        return {}
 
     def fits(self, kres: KernelResources) -> bool:  # pragma: no cover - interface
         raise NotImplementedError
@@ -53,10 +67,14 @@ class ResourceAllocator:
 class BaselineAllocator(ResourceAllocator):
     """Registers, shared memory, threads and CTA slots, with GPGPU-Sim's rounding."""
 
-    def __init__(self, params=None, limits: SMLimits | None = None, cta_cap: int | None = None) -> None:
-        super().__init__(params, limits, cta_cap)
+    def __init__(self, params: Any = None, limits: SMLimits | None = None, cta_cap: int | None = None,
+                 **context: Any) -> None:
+        super().__init__(params, limits, cta_cap, **context)
         self.used = Grant(0, 0, 0, 0)
         self.ctas = 0
+
+    def usage(self) -> dict[str, int]:
+        return {"rf": self.used.regs * 4, "smem": self.used.smem}
 
     def need(self, kres: KernelResources) -> Grant:
         lim = self.limits

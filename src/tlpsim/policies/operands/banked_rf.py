@@ -13,6 +13,7 @@ the compiled methods directly."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from tlpsim.policies.operands.base import OperandStorage
 from tlpsim.policies.registry import register
@@ -23,41 +24,54 @@ from tlpsim.timing.regbanks import RegisterBanks
 class BankedRegisterFile(OperandStorage):
     @dataclass(frozen=True)
     class Params:
-        banks: int = 16
-        collectors_sp: int = 6    # collector units for SP/INT/DP instructions
-        collectors_sfu: int = 8
-        collectors_mem: int = 2
+        banks: int | None = None           # default: sm.rf_banks
+        collectors_sp: int | None = None   # collector units for SP/INT/DP instructions (sm.operand_collector.units)
+        collectors_sfu: int | None = None
+        collectors_mem: int | None = None
 
-    def __init__(self, params=None, n_warp_slots: int = 48, banks: int | None = None,
-                 collectors: dict | None = None) -> None:
-        # the SM config supplies banks and collector counts; explicit Params override them
-        if params is None:
-            c = collectors or {}
-            params = self.Params(banks=banks or 16, collectors_sp=c.get("sp", 6), collectors_sfu=c.get("sfu", 8),
-                                 collectors_mem=c.get("ldst", 2))
-        super().__init__(params, n_warp_slots)
+    def __init__(self, params: Any = None, n_warp_slots: int = 48, **context: Any) -> None:
+        super().__init__(params if params is not None else self.Params(), n_warp_slots, **context)
         p = self.params
-        self.banks = RegisterBanks(p.banks, {"sp": p.collectors_sp, "dp": p.collectors_sp,
-                                             "sfu": p.collectors_sfu, "ldst": p.collectors_mem}, self.stats)
+        cfg = self.config
+        s = cfg.sm if cfg is not None else None
+        oc = s.operand_collector.units if s is not None else None
+        # the SM config supplies banks and collector counts; parameters given to the plug-in override them
+        banks = p.banks if p.banks is not None else (s.rf_banks if s is not None else 16)
+        # generic-only collectors (sm.operand_collector.specialized = false): one pool of
+        # `gen` units every pipeline class draws from
+        shared = s is not None and not s.operand_collector.specialized
+        if shared:
+            sp = sfu = mem = dp = oc.gen
+        else:
+            sp = p.collectors_sp if p.collectors_sp is not None else (oc.sp + oc.gen if oc is not None else 6)
+            sfu = p.collectors_sfu if p.collectors_sfu is not None else ((oc.sfu or oc.sp) if oc is not None else 8)
+            mem = p.collectors_mem if p.collectors_mem is not None else ((oc.mem or 1) if oc is not None else 2)
+            dp = (oc.dp or sp) if oc is not None and p.collectors_sp is None else sp
+        self.resolved = {"banks": banks, "collectors_sp": sp, "collectors_sfu": sfu, "collectors_mem": mem,
+                         "collectors_dp": dp}
+        self.banks = RegisterBanks(
+            banks, {"sp": sp, "dp": dp, "sfu": sfu, "ldst": mem}, self.stats,
+            read_ports=s.rf_bank_read_ports if s is not None else 1,
+            write_ports=s.rf_bank_write_ports if s is not None else 1,
+            use_warp_id=s.rf_bank_use_warp_id if s is not None else True,
+            n_schedulers=s.n_schedulers if s is not None else 1,
+            sub_core=s.sub_core_model if s is not None else False, shared_collectors=shared)
         self.compiled_banks: RegisterBanks | None = None
         if type(self) is BankedRegisterFile:
             # the SM's calls go straight to the compiled methods (no Python frame per
             # issue); a subclass keeps its overrides and is called as a plug-in
-            b = self.compiled_banks = self.banks
-            self.can_issue, self.read, self.try_read = b.can_issue, b.read, b.try_read  # type: ignore[method-assign]
-            self.write, self.next_event = b.write, b.next_event  # type: ignore[method-assign]
+            self.compiled_banks = self.banks
+            self.next_event = self.banks.next_event  # type: ignore[method-assign]
 
-    def can_issue(self, slot: int, unit: str, src_regs: tuple, now: int) -> bool:
-        return self.banks.can_issue(slot, unit, src_regs, now)
+    def try_read(self, warp: Any, instr: Any, now: int) -> int | None:
+        unit = "ldst" if instr.kind == 1 else instr.unit  # memory instructions take a memory collector
+        return self.banks.try_read(warp.slot, warp.sched, unit, instr.src_regs, now)
 
-    def read(self, slot: int, unit: str, src_regs: tuple, now: int) -> int:
-        return self.banks.read(slot, unit, src_regs, now)
-
-    def try_read(self, slot: int, unit: str, src_regs: tuple, now: int) -> int | None:
-        return self.banks.try_read(slot, unit, src_regs, now)
-
-    def write(self, slot: int, dst_regs: tuple, cycle: int) -> int:
-        return self.banks.write(slot, dst_regs, cycle)
+    def write(self, warp: Any, instr: Any, now: int) -> int:
+        return self.banks.write(warp.slot, warp.sched, instr.dst_regs, now)
 
     def next_event(self, now: int) -> int | None:
         return self.banks.next_event(now)
+
+    def reserve_ports(self, now: int, cycles: int) -> int:
+        return self.banks.reserve_ports(now, cycles)

@@ -3,8 +3,25 @@
 Decides when an issued instruction's source operands have been read (bank
 conflicts, collector units), whether an instruction may issue at all this cycle
 (e.g. a collector unit is free, or — for RegLess-style staging — its region is
-resident), and counts register-file events for the energy model. It sees the
-warp slot, the register ids and the cycle; never the SM.
+resident), when a result's write completes, and counts register-file events for the
+energy model. It sees the warp's view (slot, CTA, dynamic warp id, scheduler), the
+static instruction with its physical source and destination registers
+(`instr.src_regs`, `instr.dst_regs`: 32-bit registers from the analyses' allocator,
+a 64-bit value as two) and the cycle; never the SM. Everything else — holding warps
+until operands are staged, memory requests for spills and fills, scratchpad bank
+cycles — goes through its port (`self.port`, a `tlpsim.timing.port.SMPort`).
+
+Contract (the SM respects every returned cycle):
+
+- `try_read(warp, instr, now)` at issue: None refuses the issue this cycle (the warp
+  stays ready and is tried again); otherwise the cycle the instruction may start
+  executing (its operands are read; >= now + 1).
+- `write(warp, instr, now)` at writeback: the cycle the write completes (>= now);
+  the destinations stay pending in the scoreboard until then.
+- `next_event(now)`: the earliest future cycle at which `try_read` may answer
+  differently (for a sleeping SM), or None.
+- `reserve_ports(now, cycles)`: the register file's ports are taken for `cycles`
+  cycles (a context switcher moving state through them); returns the cycle it ends.
 
 Energy interface (read by tlpsim.power after each launch):
 
@@ -26,6 +43,10 @@ directly; any other storage is called through the methods below.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+from tlpsim.policies.registry import interface
+from tlpsim.timing.plugin import Plugin
 
 
 @dataclass
@@ -39,39 +60,35 @@ class OperandStats:
     events: dict = field(default_factory=dict)  # added structure -> accesses (energy-table names)
 
 
-class OperandStorage:
-    """Ideal storage: every operand is read in one cycle, no limits."""
+@interface("operand_storage")
+class OperandStorage(Plugin):
+    """Ideal storage: every operand is read in one cycle, no limits.
 
-    Params = None
+    Context keywords: `n_warp_slots` (the SM's warp slots), `port`, `config`."""
+
     gates_subarrays = False       # True: stats.subarray_on_cycles drives the RF's static energy
     structures: dict = {}         # added structures {energy-table name: instances per SM}
 
-    def __init__(self, params=None, n_warp_slots: int = 48, **_sm) -> None:
-        self.params = params
+    def __init__(self, params: Any = None, n_warp_slots: int = 48, **context: Any) -> None:
+        super().__init__(params, **context)
         self.n_warp_slots = n_warp_slots
         self.stats = OperandStats()
 
-    def can_issue(self, slot: int, unit: str, src_regs: tuple, now: int) -> bool:
-        return True
-
-    def read(self, slot: int, unit: str, src_regs: tuple, now: int) -> int:
-        """Operands of an instruction issued at `now` are read; return the cycle the
-        instruction can start executing."""
-        self.stats.reads += len(src_regs)
+    def try_read(self, warp: Any, instr: Any, now: int) -> int | None:
+        """Operands of `instr` issued by `warp` at `now`: the cycle it may start
+        executing, or None when it cannot issue now."""
+        self.stats.reads += len(instr.src_regs)
         return now + 1
 
-    def try_read(self, slot: int, unit: str, src_regs: tuple, now: int) -> int | None:
-        """`can_issue` then `read` in one call (the SM's issue path): the start cycle,
-        or None when the instruction cannot issue now."""
-        if not self.can_issue(slot, unit, src_regs, now):
-            return None
-        return self.read(slot, unit, src_regs, now)
-
-    def write(self, slot: int, dst_regs: tuple, cycle: int) -> int:
-        """Results written back at `cycle`; return the cycle the write completes."""
-        self.stats.writes += len(dst_regs)
-        return cycle
+    def write(self, warp: Any, instr: Any, now: int) -> int:
+        """`instr`'s results are written back at `now`; the cycle the write completes."""
+        self.stats.writes += len(instr.dst_regs)
+        return now
 
     def next_event(self, now: int) -> int | None:
-        """Earliest future cycle at which can_issue may change (for sleeping SMs)."""
+        """Earliest future cycle at which try_read may answer differently (for sleeping SMs)."""
         return None
+
+    def reserve_ports(self, now: int, cycles: int) -> int:
+        """The storage's ports are busy for `cycles` cycles (context moves); returns the end."""
+        return now + cycles

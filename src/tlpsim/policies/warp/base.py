@@ -2,39 +2,40 @@
 
 A warp scheduler sees only candidates — `WarpView`s of the warps that could issue
 this cycle — and returns them in the order it prefers; the scheduler unit issues
-the first one whose functional unit can accept it. Hooks tell the policy what
-happened (issue, long-latency stall, warp finished) so stateful policies such as
-two-level can keep their own bookkeeping; they never see the SM.
+the first one whose functional unit and operand storage accept it. Hooks tell the
+policy what happened (issue, long-latency stall, warp finished) so stateful
+policies such as two-level can keep their own bookkeeping; they never see the SM.
+Anything more (events such as `l1d_access` or `cta_admitted`, holding warps) goes
+through the plug-in contract: `events`, `self.port` (`tlpsim.timing.port.SMPort`).
+
+There is one instance per scheduler unit; context keywords: `n_slots` (warp slots
+of the SM), `index` (this scheduler's number; warp `w` belongs to scheduler
+`w.sched`), `port`, `config`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
+
+from tlpsim.policies.registry import interface
+from tlpsim.timing.plugin import Plugin
+from tlpsim.timing.views import WarpView
+
+__all__ = ["WarpScheduler", "WarpView"]
 
 
-@dataclass(slots=True)
-class WarpView:
-    """What a policy may know about a candidate warp."""
-
-    slot: int        # warp slot in the scheduler's SM
-    age: int         # dynamic warp id: lower = dispatched earlier
-    cta: int         # CTA slot of the warp
-    last_issue: int  # cycle this warp last issued (-1 never)
-    waiting_mem: bool = False  # the warp has outstanding global-memory loads
-
-
-class WarpScheduler:
+@interface("warp_scheduler")
+class WarpScheduler(Plugin):
     """Base class: oldest-first order; no state."""
 
-    Params = None
     # True when `order` may leave candidates out (e.g. two-level: only the active
     # set may issue); the SM then asks the policy even about a lone candidate
     filters = False
 
-    def __init__(self, params=None, n_slots: int = 64) -> None:
-        self.params = params
+    def __init__(self, params: Any = None, n_slots: int = 64, **context: Any) -> None:
+        super().__init__(params, **context)
         self.n_slots = n_slots
+        self.index = int(context.get("index", 0))
 
     def order(self, ready: Sequence[WarpView], now: int) -> Iterable[WarpView]:
         return sorted(ready, key=lambda w: w.age)

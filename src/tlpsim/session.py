@@ -1,0 +1,75 @@
+"""A timing-model session: one configured GPU, with its plug-ins resolved and the
+energy model attached, that kernel launches are replayed on, one after another,
+keeping L2 and DRAM state between launches (L1s are flushed per kernel, as
+GPGPU-Sim's gpgpu_flush_l1_cache does).
+
+This is the layer that joins the timing model, the plug-in registry and the energy
+model (none of which import each other's way up). The host API calls `simulate()`
+with what the functional model produced; this module knows nothing about the
+functional model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tlpsim.config.loader import load_config
+from tlpsim.timing.builder import latency_tables
+from tlpsim.timing.gpu import GPU
+from tlpsim.timing.static import StaticKernel
+
+__all__ = ["TimingSession", "build_gpu"]
+
+
+def build_gpu(config: Any, dense: bool = False) -> GPU:
+    """A `GPU` for `config` (a preset name or GPUConfig) with the plug-ins it chooses
+    (resolved through the registry: a bad choice is a ConfigError naming the key)
+    and, when `power.enabled`, the energy model."""
+    from tlpsim.policies.registry import resolve_config
+    from tlpsim.power.model import EnergyModel
+
+    cfg = load_config(config) if isinstance(config, str) else config
+    return GPU(cfg, dense=dense, plugins=resolve_config(cfg),
+               energy_model=EnergyModel(cfg) if cfg.power.enabled else None)
+
+
+class TimingSession:
+    def __init__(self, config="gtx480", dense: bool = False) -> None:
+        self.config = load_config(config) if isinstance(config, str) else config
+        self.gpu = build_gpu(self.config, dense=dense)
+        self.tables = latency_tables(self.config)
+        self._static: dict[int, StaticKernel] = {}
+
+    def host_copy(self, address: int, nbytes: int) -> None:
+        """A host-to-device copy: with l2.memcpy_fills, its lines become valid in the L2
+        slices that own them (copies are not timed)."""
+        if not self.config.l2.memcpy_fills or nbytes <= 0:
+            return
+        mem = self.gpu.mem
+        first, last = address & ~127, (address + nbytes - 1) & ~127
+        for line in range(first, last + 1, 128):
+            mem.slices[mem.partition_of(line)].cache.fill(line)
+
+    def simulate(self, fn, space_of, trace, regs_per_thread: int, smem_per_cta: int, stream: int = 0,
+                 analyzed: Any = None):
+        """Replay one launch's trace; returns its LaunchStats."""
+        (stats,) = self.simulate_many([(fn, space_of, trace, regs_per_thread, smem_per_cta, stream, analyzed)])
+        return stats
+
+    def simulate_many(self, launches: list) -> list:
+        """Replay several launches together: kernels of one stream in order, different
+        streams concurrently (sharing SMs as the CTA scheduler decides). Each item is
+        (fn, space_of, trace, regs_per_thread, smem_per_cta, stream[, analyzed]) —
+        `analyzed`, the launch's AnalyzedKernel, gives the timing model its physical
+        registers and liveness."""
+        for sm in self.gpu.sms:
+            for port in (sm.ldst.l1d, sm.ldst.l1c):
+                if port is not None:
+                    port.flush()
+        for item in launches:
+            fn, space_of, trace, regs, smem, stream = item[:6]
+            analyzed = item[6] if len(item) > 6 else None
+            sk = self._static.get(id(fn))
+            if sk is None:
+                sk = self._static[id(fn)] = StaticKernel(fn, self.tables, space_of, analyzed=analyzed)
+            self.gpu.launch(sk, trace, regs, smem, stream)
+        return self.gpu.run(self.config.monitor.watchdog_cycles)

@@ -1,0 +1,307 @@
+"""The issue stage: per warp scheduler, the set of warps whose next instruction may
+issue (buffered, scoreboard clear, not at a barrier, not held by a plug-in), and
+each cycle the scheduler's choice among those its pipelines can take.
+
+The warp-scheduler policy orders the candidates; the first one the operand
+storage accepts issues. With `issue_width` > 1 the same warp may issue further
+independent instructions in that cycle (GPGPU-Sim's gpgpu_max_insn_issue_per_warp;
+with `dual_issue_diff_units` they must go to different pipelines).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+from tlpsim.timing.regbanks import RegisterBanks
+from tlpsim.timing.static import K_ALU, K_BAR, K_BRANCH, K_EXIT, K_MEM, K_NOP, LDST, StaticInstr
+from tlpsim.timing.units import FULL_MASK, FunctionalUnits
+from tlpsim.timing.writeback import FROM_MEM
+
+if TYPE_CHECKING:
+    from tlpsim.timing.barriers import Barriers
+    from tlpsim.timing.events import SMEvents
+    from tlpsim.timing.fetch import Fetch
+    from tlpsim.timing.ldst import LdstUnit
+    from tlpsim.timing.sm import SM
+    from tlpsim.timing.slots import Slots
+    from tlpsim.timing.stats import SMStats
+    from tlpsim.timing.warp import Warp
+    from tlpsim.timing.writeback import Writeback
+
+
+class IssueStage:
+    # wired by the SM
+    sm: SM
+    slots: Slots
+    fetch: Fetch
+    barriers: Barriers
+    wb: Writeback
+    ldst: LdstUnit
+    stats: SMStats
+
+    def __init__(self, n_schedulers: int, policies: list[Any], units: FunctionalUnits, operands: Any,
+                 banks: RegisterBanks | None, events: SMEvents, issue_width: int = 1,
+                 dual_issue_diff_units: bool = True) -> None:
+        self.policies = policies            # one WarpScheduler plug-in per scheduler unit
+        self.units = units
+        self.operands = operands            # the OperandStorage plug-in
+        self.banks = banks                  # its compiled banks when it is exactly the baseline
+        self.events = events
+        self.issue_width = issue_width
+        self.diff_units = dual_issue_diff_units
+        self.ready: list[set[int]] = [set() for _ in range(n_schedulers)]
+        # the ready warps whose next instruction is a memory instruction: when the LD/ST
+        # unit is full and these are all there is, a scheduler knows it cannot issue
+        self.ready_mem: list[set[int]] = [set() for _ in range(n_schedulers)]
+        self.n_mem_blocked = 0              # warps whose next instruction waits on a memory load
+        self.block_events = events.block_events
+        self.wb_delay = 0                   # extra writeback delay set by an instr_issued handler
+
+    # ------------------------------------------------------------ readiness
+
+    def update_ready(self, w: Warp) -> None:
+        """Re-evaluate whether `w` may issue, after anything that could change it."""
+        rs = self.ready[w.sched]
+        rm = self.ready_mem[w.sched]
+        was = w.mem_blocked
+        if w.done or w.at_barrier or w.ibuf == 0:
+            rs.discard(w.slot)
+            rm.discard(w.slot)
+            now_blocked = False
+        else:
+            si = w.instrs[w.pcs[w.pos]]
+            block = w.pending & (si.src_mask | si.dst_mask)
+            if block:
+                rs.discard(w.slot)
+                rm.discard(w.slot)
+                now_blocked = bool(block & w.pending_mem)
+            elif w.holds:
+                rs.discard(w.slot)
+                rm.discard(w.slot)
+                now_blocked = False
+            else:
+                w.si = si
+                rs.add(w.slot)
+                if si.kind == K_MEM:
+                    rm.add(w.slot)
+                else:
+                    rm.discard(w.slot)
+                now_blocked = False
+        if now_blocked != was:
+            w.mem_blocked = now_blocked
+            self.n_mem_blocked += 1 if now_blocked else -1
+        if self.block_events:
+            self.report_block(w)
+
+    def block_reason(self, w: Warp) -> str:
+        """Why a resident warp cannot issue now ("" when it can, or has finished)."""
+        if w.done:
+            return ""
+        if w.at_barrier:
+            return "barrier"
+        if w.ibuf == 0:
+            return "fetch"
+        si = w.instrs[w.pcs[w.pos]]
+        block = w.pending & (si.src_mask | si.dst_mask)
+        if block:
+            return "memory" if block & w.pending_mem else "scoreboard"
+        return "hold" if w.holds else ""
+
+    def report_block(self, w: Warp) -> None:
+        reason = self.block_reason(w)
+        old = w.block
+        if reason == old:
+            return
+        w.block = reason
+        now = self.sm.now()
+        if old:
+            for h in self.events.warp_unblocked:
+                h(w.view, old, now)
+        if reason:
+            for h in self.events.warp_blocked:
+                h(w.view, reason, now)
+
+    def drop(self, w: Warp) -> None:
+        """`w` finished: it leaves the ready sets and the memory-blocked count."""
+        self.ready[w.sched].discard(w.slot)
+        self.ready_mem[w.sched].discard(w.slot)
+        if w.mem_blocked:
+            w.mem_blocked = False
+            self.n_mem_blocked -= 1
+        if w.block and self.block_events:
+            old, w.block = w.block, ""
+            now = self.sm.now()
+            for h in self.events.warp_unblocked:
+                h(w.view, old, now)
+
+    # ------------------------------------------------------------ issue
+
+    def issue(self, s: int, rs: set[int], now: int) -> bool:
+        """Issue one instruction from scheduler s: the policy orders the warps whose
+        next instruction's pipeline can take it this cycle; the first that the
+        operand storage accepts issues."""
+        warps = self.slots.warps
+        unit_next = self.units.next[s]
+        sp_free = unit_next[self.units.default][0] <= now
+        ldst_ok = self.ldst.can_accept()
+        if not ldst_ok and len(self.ready_mem[s]) == len(rs):
+            self.sm.note_stall("unit_busy")  # every ready warp waits for the LD/ST unit
+            return False
+        cands: list[Any] = []
+        for x in rs:
+            w = cast("Warp", warps[x])  # ready warps are resident
+            si = cast(StaticInstr, w.si)  # and know their next instruction
+            k = si.kind
+            if k == K_MEM:
+                if not ldst_ok:
+                    continue
+            elif k != K_BAR and k != K_EXIT:
+                t = unit_next.get(si.unit)
+                if not (sp_free if t is None else t[0] <= now):
+                    continue
+            cands.append(w.view)
+        if not cands:
+            self.sm.note_stall("unit_busy")
+            return False
+        policy = self.policies[s]
+        if len(cands) == 1 and not policy.filters:
+            return self.try_issue(cands[0], policy, now, False)
+        # the policy's first choice almost always dispatches: try it before sorting
+        first = policy.choose(cands, now)
+        if first is None:  # the policy lets none of them issue now
+            self.sm.note_stall("scheduler_hold")
+            return False
+        if self.try_issue(first, policy, now, False):
+            return True
+        for v in policy.order(cands, now):
+            if v is not first and self.try_issue(v, policy, now, False):
+                return True
+        return False
+
+    def try_issue(self, v: Any, policy: Any, now: int, quiet: bool) -> bool:
+        """Start the next instruction of the warp behind view `v` if its pipeline and
+        operand storage accept it now, and advance the warp. `quiet`: a further
+        instruction of a warp that already issued this cycle (no stall is noted)."""
+        w = cast("Warp", self.slots.warps[v.slot])
+        si = cast(StaticInstr, w.si)
+        kind = si.kind
+        pos = w.pos
+        wb_at = -1
+        if kind == K_ALU or kind == K_BRANCH or kind == K_NOP:
+            units = self.units
+            if units.lane_holds and not units.lanes_free(w.sched, si.unit, self._mask(w, pos), now):
+                if not quiet:
+                    self.sm.note_stall("unit_busy")
+                return False
+            if units.free_at(w.sched, si.unit) > now:
+                if not quiet:
+                    self.sm.note_stall("unit_busy")
+                return False
+            banks = self.banks
+            start = (banks.try_read(w.slot, w.sched, si.unit, si.src_regs, now) if banks is not None
+                     else self.operands.try_read(w.view, si, now))
+            if start is None:
+                if not quiet:
+                    self.sm.note_stall("collector_full")
+                return False
+            units.start(w.sched, si.unit, now, si.initiation)
+            if si.dst_mask:
+                w.pending |= si.dst_mask
+                wb_at = start + si.latency
+        elif kind == K_MEM:
+            ldst = self.ldst
+            if not ldst.can_accept():
+                if not quiet:
+                    self.sm.note_stall("ldst_busy")
+                return False
+            banks = self.banks
+            start = (banks.try_read(w.slot, w.sched, LDST, si.src_regs, now) if banks is not None
+                     else self.operands.try_read(w.view, si, now))
+            if start is None:
+                if not quiet:
+                    self.sm.note_stall("collector_full")
+                return False
+            dst = si.dst_mask
+            if dst:
+                w.pending |= dst
+                w.pending_mem |= dst
+                if si.long_wait:
+                    v.waiting_mem = True
+            ldst.accept(w, si, w.mem[pos], start, pos)
+        # barriers and exits take effect once the warp has advanced (below)
+        v.last_issue = now
+        policy.on_issue(v, now, si.long_wait)
+        st = self.stats
+        st.warp_insts += 1
+        st.thread_insts += w.lanes[pos]
+        w.pos = npos = pos + 1
+        w.ibuf = ibuf = w.ibuf - 1
+        if kind == K_ALU and npos < w.n and not self.block_events:
+            # the common case, update_ready inlined: the warp was ready (so not
+            # memory-blocked, not held) and stays in the ready set unless it must wait now
+            if ibuf == 0:
+                self.ready[w.sched].discard(w.slot)
+                self.fetch.want(w)
+            else:
+                nsi = w.instrs[w.pcs[npos]]
+                block = w.pending & (nsi.src_mask | nsi.dst_mask)
+                if block:
+                    self.ready[w.sched].discard(w.slot)
+                    if block & w.pending_mem:
+                        w.mem_blocked = True
+                        self.n_mem_blocked += 1
+                else:
+                    w.si = nsi
+                    if nsi.kind == K_MEM:  # (an ALU instruction left: it was not in ready_mem)
+                        self.ready_mem[w.sched].add(w.slot)
+        elif kind == K_BAR:
+            # arrive after advancing, so a release (possibly by this very warp) judges
+            # the instruction after the barrier
+            self.barriers.arrive(w, now)
+        elif kind == K_EXIT or npos >= w.n:
+            self.slots.warp_done(w, now)
+        else:
+            if ibuf == 0:
+                self.fetch.want(w)
+            self.update_ready(w)
+        watch = w.watch
+        if watch is not None:
+            handlers = watch[si.pc]
+            if handlers:
+                mask = self._mask(w, pos)
+                for h in handlers:
+                    h(v, si, mask, now)
+                if self.wb_delay:
+                    if wb_at >= 0:
+                        wb_at += self.wb_delay
+                    self.wb_delay = 0
+        if wb_at >= 0:
+            self.wb.schedule(w, si, wb_at, 0, pos)
+        if self.issue_width > 1 and not quiet:
+            self._issue_more(w, policy, si, now)
+        return True
+
+    def _mask(self, w: Warp, pos: int) -> int:
+        masks = w.masks
+        return masks[pos] if masks is not None else FULL_MASK
+
+    def _issue_more(self, w: Warp, policy: Any, first: StaticInstr, now: int) -> None:
+        """Further instructions of `w` in the cycle it issued (dual issue)."""
+        used = {first.unit}
+        for _ in range(self.issue_width - 1):
+            if w.done or w.slot not in self.ready[w.sched]:
+                return
+            si = cast(StaticInstr, w.si)
+            if si.kind == K_BAR or si.kind == K_EXIT:
+                return
+            unit = LDST if si.kind == K_MEM else self.units.class_of(si.unit)
+            if self.diff_units and unit in used:
+                return
+            if si.kind == K_MEM:
+                if not self.ldst.can_accept():
+                    return
+            elif self.units.free_at(w.sched, si.unit) > now:
+                return
+            if not self.try_issue(w.view, policy, now, True):
+                return
+            used.add(unit)

@@ -1,0 +1,223 @@
+"""The base every plug-in shares: declared parameters, subscribed events, declared
+statistics and energy structures, and the port it acts through.
+
+A plug-in subscribes to events by naming them in `events`; for each it defines the
+handler `on_<event>`. Events nobody subscribed to cost nothing: the SM keeps one
+handler list per event and skips empty ones. The `instr_issued` event is also
+filtered per static instruction by `watches(instr)`, computed once per kernel, so
+a plug-in that watches only loads pays only for loads.
+
+Handler signatures (`now` is the core cycle):
+
+=================  ==============================================================
+event              handler
+=================  ==============================================================
+kernel_start       on_kernel_start(kernel: KernelInfo, now)
+kernel_end         on_kernel_end(kernel: KernelInfo, now)
+cta_admitted       on_cta_admitted(cta: CTAView, now)          (cta.insts = 0)
+cta_retired        on_cta_retired(cta: CTAView, now)           (cta.insts = its total)
+warp_started       on_warp_started(warp: WarpView, now)
+warp_finished      on_warp_finished(warp: WarpView, now)
+warp_blocked       on_warp_blocked(warp: WarpView, reason: str, now)
+warp_unblocked     on_warp_unblocked(warp: WarpView, reason: str, now)
+instr_issued       on_instr_issued(warp: WarpView, instr: StaticInstr, active_mask: int, now)
+writeback          on_writeback(warp: WarpView, instr: StaticInstr, value_class: int, now)
+l1d_access         on_l1d_access(warp: WarpView, line: int, outcome: str, evicted: int, now)
+window             on_window(counters: WindowCounters, now)
+timer              on_timer(tag, now)
+=================  ==============================================================
+
+Blocking reasons (`BLOCK_REASONS`): "memory" (a source waits on a load), "scoreboard"
+(a source waits on an arithmetic result), "barrier", "fetch" (empty instruction
+buffer), "hold" (a plug-in holds the warp). `l1d_access` outcomes: "hit", "miss",
+"merged" (waits on a pending miss), "fail" (reservation failure, retried); `evicted`
+is the line address the access evicted, or -1.
+
+SM-level plug-ins (warp scheduler, resource allocator, operand storage, context
+switcher, execution checker) see the events of their own SM; GPU-level plug-ins
+(CTA scheduler, monitor) see every SM's (the views carry the SM id).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tlpsim.errors import ConfigError
+
+#: event name -> handler method
+EVENTS: dict[str, str] = {name: "on_" + name for name in (
+    "kernel_start", "kernel_end", "cta_admitted", "cta_retired", "warp_started", "warp_finished",
+    "warp_blocked", "warp_unblocked", "instr_issued", "writeback", "l1d_access", "window", "timer")}
+
+BLOCK_REASONS = ("memory", "scoreboard", "barrier", "fetch", "hold")
+
+#: one hold bit per extension point, so two plug-ins never release each other's holds
+HOLD_BITS: dict[str, int] = {p: 1 << k for k, p in enumerate((
+    "cta_scheduler", "resource_allocator", "warp_scheduler", "operand_storage", "context_switcher",
+    "execution_checker", "monitor"))}
+
+SM_POINTS = ("resource_allocator", "warp_scheduler", "operand_storage", "context_switcher", "execution_checker")
+GPU_POINTS = ("cta_scheduler", "monitor")
+
+
+@dataclass(frozen=True)
+class Counter:
+    """A statistic a plug-in declares: its unit and what it counts."""
+
+    unit: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class EnergyStructure:
+    """A hardware structure a plug-in adds, for the energy model.
+
+    `access_pj` and `leakage_mw` are one number or one per technology node
+    ({"40nm": 1.2, ...}); `source` says where the numbers come from (a paper's
+    table, CACTI run, estimate with its derivation). `instances` per SM."""
+
+    access_pj: float | Mapping[str, float]
+    source: str
+    leakage_mw: float | Mapping[str, float] = 0.0
+    instances: int = 1
+    description: str = ""
+
+    def access_at(self, node: str) -> float:
+        return _at(self.access_pj, node, "access_pj")
+
+    def leakage_at(self, node: str) -> float:
+        return _at(self.leakage_mw, node, "leakage_mw")
+
+
+def _at(value: float | Mapping[str, float], node: str, what: str) -> float:
+    if isinstance(value, Mapping):
+        if node not in value:
+            raise ConfigError(f"energy structure {what} has no value for technology node '{node}' "
+                              f"(given for: {', '.join(value)})")
+        return float(value[node])
+    return float(value)
+
+
+class PluginCounts:
+    """A plug-in's declared counters as plain attributes (`self.counts.spills += 1`);
+    setting an undeclared one raises."""
+
+    __slots__ = ("_names", "_values")
+
+    def __init__(self, declared: Mapping[str, Counter]) -> None:
+        object.__setattr__(self, "_names", tuple(declared))
+        object.__setattr__(self, "_values", {n: 0 for n in declared})
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(f"no counter '{name}' is declared (declared: {', '.join(self._names) or 'none'})") \
+                from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in self._values:
+            raise AttributeError(f"no counter '{name}' is declared (declared: {', '.join(self._names) or 'none'})")
+        self._values[name] = value
+
+    def add(self, name: str, n: int | float = 1) -> None:
+        setattr(self, name, getattr(self, name) + n)
+
+    def as_dict(self) -> dict[str, int | float]:
+        return dict(self._values)
+
+
+class Plugin:
+    """Common base of every extension point's interface.
+
+    Class attributes a plug-in may set:
+
+    - `Params`: a dataclass or pydantic model of its parameters (None: none);
+    - `events`: names from `EVENTS` it subscribes to (define `on_<event>` for each);
+    - `counters`: {name: Counter} — its statistics, reported per launch (summed over
+      instances) in the stats record, results DB, console and HTML report;
+    - `energy`: {name: EnergyStructure} — structures it adds to the energy model;
+      count accesses with `port.count_energy(name, n)`.
+
+    The builder constructs it with its parameters and context keywords — always
+    `port` (its `SMPort` or `GPUPort`) and `config` (the full resolved `GPUConfig`),
+    plus what the extension point documents (e.g. `n_slots`). A subclass that does
+    not take `**context` receives only the keywords its `__init__` names; `port` and
+    `config` are then set as attributes after construction.
+    """
+
+    Params: Any = None
+    events: frozenset[str] = frozenset()
+    counters: Mapping[str, Counter] = {}
+    energy: Mapping[str, EnergyStructure] = {}
+
+    def __init__(self, params: Any = None, **context: Any) -> None:
+        self.params = params
+        self.port: Any = context.get("port")
+        self.config: Any = context.get("config")
+        self.counts = PluginCounts(type(self).counters)
+
+    def watches(self, instr: Any) -> bool:
+        """Whether `on_instr_issued` wants this static instruction (decided once per kernel)."""
+        return True
+
+
+def check_declarations(cls: type, where: str) -> None:
+    """Raise `ConfigError` naming the plug-in when its `events`, `counters` or
+    `energy` declarations are malformed or a subscribed handler is missing."""
+    events = getattr(cls, "events", frozenset())
+    for ev in events:
+        if ev not in EVENTS:
+            raise ConfigError(f"{where}: subscribes to unknown event '{ev}' (events: {', '.join(EVENTS)})")
+        if not callable(getattr(cls, EVENTS[ev], None)):
+            raise ConfigError(f"{where}: subscribes to '{ev}' but defines no {EVENTS[ev]}()")
+    for name, c in dict(getattr(cls, "counters", {}) or {}).items():
+        if not isinstance(c, Counter):
+            raise ConfigError(f"{where}: counter '{name}' must be a tlpsim.timing.plugin.Counter, got {c!r}")
+    for name, e in dict(getattr(cls, "energy", {}) or {}).items():
+        if not isinstance(e, EnergyStructure):
+            raise ConfigError(f"{where}: energy structure '{name}' must be an EnergyStructure, got {e!r}")
+        if not e.source.strip():
+            raise ConfigError(f"{where}: energy structure '{name}' must state the source of its numbers")
+
+
+def counts_of(obj: Any) -> dict[str, int | float]:
+    """A plug-in instance's counter values ({} for objects without declared counters)."""
+    c = getattr(obj, "counts", None)
+    return c.as_dict() if isinstance(c, PluginCounts) else {}
+
+
+def plugin_key(cls: type) -> str:
+    """`point.name` of a registered plug-in class (its statistics key)."""
+    return f"{getattr(cls, 'plugin_point', 'plugin')}.{getattr(cls, 'plugin_name', cls.__name__)}"
+
+
+def construct(cls: type, params: Any, context: Mapping[str, Any]) -> Any:
+    """Build a plug-in with the context keywords its `__init__` accepts; set `port`
+    and `config` afterwards when it did not take them."""
+    import inspect
+
+    try:
+        sig = inspect.signature(cls.__init__)
+    except (TypeError, ValueError):  # builtins / compiled classes: pass everything
+        kwargs = dict(context)
+    else:
+        ps = sig.parameters
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in ps.values()):
+            kwargs = dict(context)
+        else:
+            kwargs = {k: v for k, v in context.items() if k in ps}
+    obj = cls(params, **kwargs)
+    for k in ("port", "config"):
+        if getattr(obj, k, None) is None and k in context:
+            try:
+                setattr(obj, k, context[k])
+            except AttributeError:  # slotted classes without the attribute
+                pass
+    return obj
+
+
+__all__ = ["BLOCK_REASONS", "Counter", "EVENTS", "EnergyStructure", "GPU_POINTS", "HOLD_BITS", "Plugin",
+           "PluginCounts", "SM_POINTS", "check_declarations", "construct", "counts_of", "plugin_key"]

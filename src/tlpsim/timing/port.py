@@ -1,0 +1,372 @@
+"""The SM port: the one interface through which a plug-in observes an SM and acts
+on it. A plug-in never holds the SM; it holds its port.
+
+Every SM-level plug-in gets an `SMPort` for its SM; a GPU-level plug-in (CTA
+scheduler, monitor) gets a `GPUPort`, whose `sm(k)` are SM ports. A port is bound
+to its plug-in's extension point: holds it sets carry that point's bit, so two
+plug-ins never release each other's holds.
+
+Commands take effect at once. Issued from inside the SM's own cycle (an event
+handler, a memory-request callback, a timer of an SM-level plug-in) they act on
+this very cycle's remaining work; issued from outside it (a GPU-level plug-in's
+timer or window) the SM is woken and sees them from its next tick — identical in
+dense and skip-ahead mode. Events and what they carry are listed in
+`tlpsim.timing.plugin`; the contract and a tutorial are in docs/plugins.md.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from tlpsim.errors import TlpsimError
+from tlpsim.timing.mem_types import READ, WRITE
+from tlpsim.timing.plugin import HOLD_BITS
+from tlpsim.timing.views import CTAView, KernelInfo, WarpView
+
+if TYPE_CHECKING:
+    from tlpsim.timing.sm import SM
+
+STORAGES = ("rf", "smem", "l1")
+
+
+class PortError(TlpsimError):
+    """A plug-in used its port wrongly (unknown warp slot, storage, unit; a full
+    request queue; a command outside the context it needs)."""
+
+
+class SMPort:
+    """A plug-in's view of, and levers on, one SM."""
+
+    def __init__(self, sm: SM, point: str, gpu: Any) -> None:
+        self._sm = sm
+        self._gpu = gpu
+        self.point = point
+        self._bit = HOLD_BITS[point]
+        self.owner: Any = None           # the plug-in (set by the builder)
+        self._reserved = {s: 0 for s in STORAGES}
+
+    # ------------------------------------------------------------ identity and time
+
+    @property
+    def sm_id(self) -> int:
+        return self._sm.id
+
+    def now(self) -> int:
+        """The current core cycle."""
+        return self._sm.now()
+
+    @property
+    def n_warp_slots(self) -> int:
+        return len(self._sm.slots.warps)
+
+    @property
+    def n_cta_slots(self) -> int:
+        return len(self._sm.slots.ctas)
+
+    @property
+    def n_schedulers(self) -> int:
+        return self._sm.p.n_schedulers
+
+    # ------------------------------------------------------------ what is resident
+
+    def _warp(self, slot: int) -> Any:
+        warps = self._sm.slots.warps
+        if not 0 <= slot < len(warps) or warps[slot] is None:
+            raise PortError(f"SM {self._sm.id}: no resident warp in slot {slot}")
+        return warps[slot]
+
+    def warp(self, slot: int) -> WarpView | None:
+        """The view of the warp in `slot` (None when the slot is free)."""
+        warps = self._sm.slots.warps
+        w = warps[slot] if 0 <= slot < len(warps) else None
+        return w.view if w is not None else None
+
+    def resident_warps(self) -> list[WarpView]:
+        return [w.view for w in self._sm.slots.warps if w is not None and not w.done]
+
+    def resident_ctas(self) -> list[CTAView]:
+        out = []
+        for c in self._sm.slots.ctas:
+            if c is not None:
+                c.view.insts = c.issued()
+                out.append(c.view)
+        return out
+
+    def cta_insts(self, cta_slot: int) -> int:
+        """Warp instructions the CTA in `cta_slot` has issued so far."""
+        c = self._sm.slots.ctas[cta_slot]
+        if c is None:
+            raise PortError(f"SM {self._sm.id}: no resident CTA in slot {cta_slot}")
+        return c.issued()
+
+    def warp_pc(self, slot: int) -> int:
+        """Static index of the warp's next instruction (-1 when it has finished)."""
+        w = self._warp(slot)
+        return -1 if w.done or w.pos >= w.n else w.pcs[w.pos]
+
+    def blocked_on(self, slot: int) -> str:
+        """Why the warp cannot issue now ("" when it can): memory, scoreboard, barrier, fetch, hold."""
+        return self._sm.issue.block_reason(self._warp(slot))
+
+    def live_registers(self, slot: int) -> int:
+        """32-bit registers per thread live before the warp's next instruction (the
+        analyses' GPU-aware liveness; a context switch needs only these)."""
+        w = self._warp(slot)
+        pc = -1 if w.pos >= w.n else w.pcs[w.pos]
+        return w.run.static.live_regs(pc)
+
+    def kernel(self, kid: int) -> KernelInfo:
+        return self._gpu.kernel_info(kid)
+
+    # ------------------------------------------------------------ warp holds
+
+    def hold_warp(self, slot: int) -> None:
+        """Keep the warp from issuing until `release_warp` (this extension point's bit)."""
+        w = self._warp(slot)
+        if not w.holds & self._bit:
+            w.holds |= self._bit
+            self._sm.issue.update_ready(w)
+
+    def release_warp(self, slot: int) -> None:
+        warps = self._sm.slots.warps
+        w = warps[slot] if 0 <= slot < len(warps) else None
+        if w is None or not w.holds & self._bit:
+            return
+        w.holds &= ~self._bit
+        self._sm.issue.update_ready(w)
+        self._sm.wake()
+
+    def hold_warp_until(self, slot: int, cycle: int) -> None:
+        """Hold the warp; it may issue again from `cycle`."""
+        w = self._warp(slot)
+        self.hold_warp(slot)
+        self._sm.add_timer(max(cycle, self.now() + 1), self._release_if_same, w)
+
+    def _release_if_same(self, w: Any, now: int) -> None:
+        if self._sm.slots.warps[w.slot] is w:
+            self.release_warp(w.slot)
+
+    def held(self, slot: int) -> bool:
+        """Whether this extension point holds the warp."""
+        return bool(self._warp(slot).holds & self._bit)
+
+    # ------------------------------------------------------------ CTA dispatch
+
+    def hold_dispatch(self) -> None:
+        """No further CTA is dispatched to this SM until `release_dispatch`."""
+        self._sm.slots.dispatch_holds |= self._bit
+
+    def release_dispatch(self) -> None:
+        slots = self._sm.slots
+        if slots.dispatch_holds & self._bit:
+            slots.dispatch_holds &= ~self._bit
+            self._gpu.redispatch()
+
+    def set_cta_limit(self, kid: int, limit: int | None) -> None:
+        """At most `limit` CTAs of kernel `kid` resident on this SM (None: no limit)."""
+        limits = self._sm.slots.limits
+        if limit is None:
+            limits.pop(kid, None)
+        else:
+            if limit < 0:
+                raise PortError(f"CTA limit must be >= 0, got {limit}")
+            limits[kid] = int(limit)
+        self._gpu.redispatch()
+
+    def cta_limit(self, kid: int) -> int | None:
+        return self._sm.slots.limits.get(kid)
+
+    def resident_of(self, kid: int) -> int:
+        """CTAs of kernel `kid` resident on (or arriving at) this SM."""
+        return self._sm.slots.by_kernel.get(kid, 0)
+
+    def resources_changed(self) -> None:
+        """The allocator freed resources outside a CTA retirement (e.g. a finished
+        warp's registers): admit waiting warps of partial CTAs, retry dispatch."""
+        self._sm.slots.grant_waiting(self.now())
+        self._sm.wake()
+        self._gpu.redispatch()
+
+    # ------------------------------------------------------------ time
+
+    def wake_at(self, cycle: int, tag: Any = None) -> None:
+        """Call the plug-in's `on_timer(tag, cycle)` at the start of this SM's tick at
+        `cycle` (at the next cycle if `cycle` is not in the future)."""
+        handler = getattr(self.owner, "on_timer", None)
+        if handler is None:
+            raise PortError(f"{type(self.owner).__name__} set a timer but defines no on_timer(tag, now)")
+        self._sm.add_timer(max(cycle, self.now() + 1), handler, tag)
+
+    # ------------------------------------------------------------ functional units
+
+    def unit_free_at(self, unit: str, sched: int = 0) -> int:
+        """Earliest cycle a pipeline of `unit`'s class accepts an instruction."""
+        return self._sm.units.free_at(sched, unit)
+
+    def occupy_unit(self, unit: str, cycles: int, sched: int = 0, lanes: int | None = None) -> int:
+        """Occupy a pipeline of `unit`'s class for `cycles` cycles from when it is free
+        (whole unit), or only `lanes` (a lane mask) from now; returns the start cycle.
+        Instructions wait for a busy unit, or for reserved lanes their active lanes use."""
+        if cycles <= 0:
+            raise PortError(f"occupy_unit: cycles must be positive, got {cycles}")
+        now = self.now()
+        units = self._sm.units
+        if lanes is None:
+            return units.occupy(sched, unit, now, cycles)
+        units.hold_lanes(sched, unit, lanes, now + cycles)
+        return now
+
+    def delay_writeback(self, cycles: int) -> None:
+        """From `on_instr_issued`: write the issued ALU instruction's result `cycles`
+        later (a dependent instruction waits, e.g. for a redundant check)."""
+        if cycles < 0:
+            raise PortError(f"delay_writeback: cycles must be >= 0, got {cycles}")
+        self._sm.issue.wb_delay += cycles
+
+    # ------------------------------------------------------------ memory
+
+    def backing_store(self, name: str, nbytes: int) -> int:
+        """Reserve `nbytes` of off-chip backing store (spills, saved contexts) for this
+        SM; returns its base address (line-aligned, outside device memory)."""
+        return self._gpu.backing_store(self._sm.id, name, nbytes)
+
+    def can_request(self) -> bool:
+        """Whether `mem_request` accepts another request now."""
+        return self._sm.ldst.can_request()
+
+    def mem_request(self, kind: str, address: int, nbytes: int, on_done: Callable[[int], Any] | None = None,
+                    cached: bool = True) -> None:
+        """Load ("read") or store ("write") `nbytes` at `address` through the SM's L1
+        port, contending with the warps' own accesses; `on_done(cycle)` is called when
+        the data is usable (loads) or the last line has been sent (stores)."""
+        if kind not in (READ, WRITE):
+            raise PortError(f"mem_request kind must be '{READ}' or '{WRITE}', not {kind!r}")
+        ldst = self._sm.ldst
+        if not ldst.can_request():
+            raise PortError(f"SM {self._sm.id}: the L1 port's request queue is full "
+                            f"({ldst.request_queue_entries} entries); check can_request() first")
+        ldst.request(kind, address, nbytes, on_done, cached)
+        self._sm.wake()
+
+    def smem_access(self, cycles: int = 1) -> int:
+        """Use the shared-memory banks for `cycles` cycles (scratchpad port contention
+        with shared-memory instructions); returns the cycle the access completes."""
+        if cycles <= 0:
+            raise PortError(f"smem_access: cycles must be positive, got {cycles}")
+        return self._sm.ldst.reserve_smem(self.now(), cycles)
+
+    def bypass_l1(self, kid: int, on: bool = True) -> None:
+        """Send kernel `kid`'s global loads past this SM's L1 data cache (or not)."""
+        if on:
+            self._sm.ldst.bypass.add(kid)
+        else:
+            self._sm.ldst.bypass.discard(kid)
+
+    # ------------------------------------------------------------ on-chip storage for contexts
+
+    def capacity(self, storage: str) -> int:
+        """Bytes of `storage` ("rf", "smem", "l1") in this SM."""
+        cfg = self._gpu.cfg
+        if storage == "rf":
+            return cfg.sm.registers * 4
+        if storage == "smem":
+            return cfg.sm.shared_bytes
+        if storage == "l1":
+            return cfg.l1d.size_kb * 1024 if cfg.l1d.enabled else 0
+        raise PortError(f"unknown storage {storage!r} (storages: {', '.join(STORAGES)})")
+
+    def spare_bytes(self, storage: str) -> int:
+        """Bytes of `storage` neither allocated to resident CTAs nor reserved by this plug-in."""
+        used = self._sm.allocator.usage().get(storage, 0)
+        return self.capacity(storage) - used - self._reserved[storage]
+
+    def reserve(self, storage: str, nbytes: int) -> None:
+        """Account `nbytes` of spare `storage` as holding plug-in state (a saved context)."""
+        if nbytes > self.spare_bytes(storage):
+            raise PortError(f"SM {self._sm.id}: {nbytes} B do not fit in the spare {storage} "
+                            f"({self.spare_bytes(storage)} B)")
+        self._reserved[storage] += nbytes
+
+    def unreserve(self, storage: str, nbytes: int) -> None:
+        if nbytes > self._reserved.get(storage, 0):
+            raise PortError(f"SM {self._sm.id}: unreserve of {nbytes} B of {storage}, "
+                            f"only {self._reserved.get(storage, 0)} B reserved")
+        self._reserved[storage] -= nbytes
+
+    def reserved(self, storage: str) -> int:
+        return self._reserved[storage]
+
+    def transfer(self, storage: str, nbytes: int, bytes_per_cycle: int) -> int:
+        """Move `nbytes` to or from `storage` through its port at `bytes_per_cycle`;
+        the port is busy meanwhile (RF banks, shared-memory banks, or the L1 port).
+        Returns the cycle the transfer completes."""
+        if bytes_per_cycle <= 0:
+            raise PortError(f"transfer: bytes_per_cycle must be positive, got {bytes_per_cycle}")
+        cycles = max(1, -(-nbytes // bytes_per_cycle))
+        now = self.now()
+        sm = self._sm
+        if storage == "smem":
+            return sm.ldst.reserve_smem(now, cycles)
+        if storage == "l1":
+            return sm.ldst.reserve_port(now, cycles)
+        if storage == "rf":
+            return sm.operands.reserve_ports(now, cycles)
+        raise PortError(f"unknown storage {storage!r} (storages: {', '.join(STORAGES)})")
+
+    # ------------------------------------------------------------ energy
+
+    def count_energy(self, structure: str, n: int = 1) -> None:
+        """Count `n` accesses of an energy structure the plug-in declared."""
+        ev = self._sm.energy_events
+        ev[structure] = ev.get(structure, 0) + n
+
+
+class GPUPort:
+    """A GPU-level plug-in's port: every SM's port, launches, GPU timers."""
+
+    def __init__(self, gpu: Any, point: str) -> None:
+        self._gpu = gpu
+        self.point = point
+        self.owner: Any = None
+        self.sms: list[SMPort] = [SMPort(sm, point, gpu) for sm in gpu.sms]
+
+    @property
+    def n_sms(self) -> int:
+        return len(self.sms)
+
+    def sm(self, k: int) -> SMPort:
+        return self.sms[k]
+
+    def now(self) -> int:
+        return self._gpu.core.cycle_at(self._gpu.engine.now)
+
+    def kernel(self, kid: int) -> KernelInfo:
+        return self._gpu.kernel_info(kid)
+
+    def kernels(self) -> list[KernelInfo]:
+        """The launches being simulated (running or waiting to start)."""
+        return [self._gpu.kernel_info(r.kid) for r in self._gpu.running]
+
+    def wake_at(self, cycle: int, tag: Any = None) -> None:
+        """Call the plug-in's `on_timer(tag, cycle)` at `cycle` (GPU clock component,
+        after the SMs' ticks of that cycle)."""
+        handler = getattr(self.owner, "on_timer", None)
+        if handler is None:
+            raise PortError(f"{type(self.owner).__name__} set a timer but defines no on_timer(tag, now)")
+        self._gpu.clock.add(max(cycle, self.now() + 1), handler, tag)
+
+    def redispatch(self) -> None:
+        """Ask the CTA scheduler for assignments again (after a change only the plug-in knows of)."""
+        self._gpu.redispatch()
+
+    def set_cta_limit(self, kid: int, limit: int | None) -> None:
+        for p in self.sms:
+            p.set_cta_limit(kid, limit)
+
+    def bypass_l1(self, kid: int, on: bool = True) -> None:
+        for p in self.sms:
+            p.bypass_l1(kid, on)
+
+    def count_energy(self, structure: str, n: int = 1) -> None:
+        ev = self._gpu.energy_events
+        ev[structure] = ev.get(structure, 0) + n

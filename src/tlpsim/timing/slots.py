@@ -1,0 +1,204 @@
+"""Warp and CTA slots of an SM: admission of dispatched CTAs, completion of warps,
+retirement of CTAs, and the dispatch controls plug-ins set (holds, per-kernel CTA
+limits).
+
+The slot tables are sized from the resource allocator's `max_contexts()`, so an
+allocator that provides storage for them (EXPARS, Virtual Thread, GPUDuet) may keep
+more CTAs and warps resident than the baseline limits. A dispatched CTA becomes
+resident the cycle after dispatch (so when in a cycle the dispatcher ticks does not
+matter). An allocator may grant part of a CTA's warps (WarpMan): the rest wait in
+the CTA and are admitted when the allocator grants them (`grant_waiting`).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from tlpsim.timing.warp import CTA, Warp
+
+if TYPE_CHECKING:
+    from tlpsim.timing.barriers import Barriers
+    from tlpsim.timing.events import SMEvents
+    from tlpsim.timing.fetch import Fetch
+    from tlpsim.timing.issue import IssueStage
+    from tlpsim.timing.stats import SMStats
+
+
+class Slots:
+    # wired by the SM
+    issue: IssueStage
+    fetch: Fetch
+    barriers: Barriers
+    stats: SMStats
+
+    def __init__(self, sm_id: int, max_ctas: int, max_warps: int, n_schedulers: int, allocator: Any,
+                 events: SMEvents, on_cta_done: Callable[[int, Any, int, int], None],
+                 keep_masks: bool = False, keep_vclass: bool = False) -> None:
+        self.sm_id = sm_id
+        self.n_schedulers = n_schedulers
+        self.allocator = allocator
+        self.events = events
+        self.on_cta_done = on_cta_done          # (sm id, run, CTA index, now): the GPU's bookkeeping
+        self.keep_masks = keep_masks
+        self.keep_vclass = keep_vclass
+        self.warps: list[Warp | None] = [None] * max_warps
+        self.ctas: list[CTA | None] = [None] * max_ctas
+        self.n_warps = 0
+        self.n_ctas = 0
+        self.age = 0
+        self.incoming: deque[tuple[int, Any, int, Any]] = deque()  # (cycle, run, cta index, grant)
+        self.incoming_warps = 0
+        self.by_kernel: dict[int, int] = {}     # kid -> CTAs resident or arriving
+        self.limits: dict[int, int] = {}        # kid -> CTA limit set by a plug-in
+        self.dispatch_holds = 0                 # hold bits on CTA dispatch to this SM
+        self.partial: list[CTA] = []            # resident CTAs with warps not admitted yet
+        # issued instructions per pc of finished warps, id(static kernel) -> (static, counts):
+        # the SM derives opclass_insts and unit_ops from them (no per-issue dict updates)
+        self.pc_counts: dict[int, tuple[Any, Any]] = {}
+
+    # ------------------------------------------------------------ dispatch
+
+    def can_accept(self, run: Any) -> bool:
+        if self.dispatch_holds:
+            return False
+        if self.n_ctas + len(self.incoming) >= len(self.ctas) or self.n_warps + self.incoming_warps >= len(self.warps):
+            return False
+        if self.limits:
+            lim = self.limits.get(run.kid)
+            if lim is not None and self.by_kernel.get(run.kid, 0) >= lim:
+                return False
+        return bool(self.allocator.fits(run.kres))
+
+    def launch(self, run: Any, index: int, now: int) -> None:
+        """Accept a CTA from the dispatcher: resources are granted now, the CTA becomes
+        resident at the next cycle."""
+        grant = self.allocator.allocate(run.kres)
+        self.incoming.append((now + 1, run, index, grant))
+        self.incoming_warps += min(max(int(grant.warps), 0), run.trace.warps_per_cta)
+        self.by_kernel[run.kid] = self.by_kernel.get(run.kid, 0) + 1
+
+    def admit(self, now: int) -> None:
+        """Make the CTAs due by `now` resident."""
+        while self.incoming and self.incoming[0][0] <= now:
+            _, run, index, grant = self.incoming.popleft()
+            wpc = run.trace.warps_per_cta
+            n_now = min(max(int(grant.warps), 0), wpc)
+            self.incoming_warps -= n_now
+            slot = self.ctas.index(None)
+            cta = CTA(slot, run, index, self.sm_id, now)
+            cta.alloc = grant
+            self.ctas[slot] = cta
+            self.n_ctas += 1
+            n_now = min(n_now, len(self.warps) - self.n_warps)
+            cta.waiting = list(range(n_now, wpc))
+            cta.live = len(cta.waiting)
+            if cta.waiting:
+                self.partial.append(cta)
+            started = [self._admit_warp(cta, k, now) for k in range(n_now)]
+            ev = self.events
+            if ev.cta_admitted:
+                for h in ev.cta_admitted:
+                    h(cta.view, now)
+            if ev.warp_started:
+                for w in started:
+                    for h in ev.warp_started:
+                        h(w.view, now)
+            if cta.live == 0:
+                self.retire(cta, now)
+
+    def _admit_warp(self, cta: CTA, k: int, now: int) -> Warp:
+        run = cta.run
+        ws = self.warps.index(None)
+        w = Warp(ws, ws % self.n_schedulers, cta, run, cta.index * run.trace.warps_per_cta + k, self.age,
+                 self.sm_id, self.keep_masks, self.keep_vclass, run.watch[self.sm_id] if run.watch else None)
+        self.age += 1
+        self.warps[ws] = w
+        self.n_warps += 1
+        cta.warps.append(w)
+        cta.view.warps.append(w.view)
+        if not w.done:
+            cta.live += 1
+            self.fetch.want(w)
+        return w
+
+    def grant_waiting(self, now: int) -> None:
+        """Ask the allocator for the waiting warps of partially admitted CTAs (oldest first)."""
+        for cta in list(self.partial):
+            free = len(self.warps) - self.n_warps - self.incoming_warps
+            if free <= 0:
+                return
+            n = min(int(self.allocator.grant_warps(cta.alloc, len(cta.waiting))), len(cta.waiting), free)
+            if n <= 0:
+                continue
+            ks, cta.waiting = cta.waiting[:n], cta.waiting[n:]
+            if not cta.waiting:
+                self.partial.remove(cta)
+            started = []
+            for k in ks:
+                cta.live -= 1  # counted while waiting; _admit_warp counts it again if it has work
+                started.append(self._admit_warp(cta, k, now))
+            if self.events.warp_started:
+                for w in started:
+                    for h in self.events.warp_started:
+                        h(w.view, now)
+            if cta.live == 0:
+                self.retire(cta, now)
+            else:
+                self.barriers.check(cta, now)
+
+    # ------------------------------------------------------------ completion
+
+    def warp_done(self, w: Warp, now: int) -> None:
+        """`w` issued its last instruction (or exited)."""
+        if w.done:
+            return
+        w.done = True
+        issue = self.issue
+        issue.drop(w)
+        issue.policies[w.sched].on_finish(w.slot)  # e.g. leaves a two-level active set now
+        run = w.run
+        run.warp_insts += w.pos
+        run.thread_insts += sum(w.lanes[:w.pos]) if w.pos < w.n else w.thread_total
+        hist = w.pc_hist
+        if w.pos < w.n:  # exited before the end of its recorded stream
+            hist = np.bincount(np.asarray(w.pcs[:w.pos], dtype=np.int64), minlength=len(hist))
+        entry = self.pc_counts.get(id(run.static))
+        if entry is None:
+            self.pc_counts[id(run.static)] = (run.static, hist.copy())
+        else:
+            entry[1][:] += hist
+        if self.events.warp_finished:
+            for h in self.events.warp_finished:
+                h(w.view, now)
+        cta = w.cta
+        cta.live -= 1
+        if cta.live == 0:
+            # a CTA's slots are freed once its last warp exits (outstanding stores need no reply)
+            self.retire(cta, now)
+        else:
+            self.barriers.check(cta, now)
+
+    def retire(self, cta: CTA, now: int) -> None:
+        for w in cta.warps:
+            self.warps[w.slot] = None
+            self.n_warps -= 1
+        self.ctas[cta.slot] = None
+        self.n_ctas -= 1
+        kid = cta.run.kid
+        self.by_kernel[kid] -= 1
+        if not self.by_kernel[kid]:
+            del self.by_kernel[kid]
+        self.allocator.release(cta.alloc)
+        self.stats.ctas_done += 1
+        cta.run.ctas_done += 1
+        if self.events.cta_retired:
+            cta.view.insts = cta.issued()
+            for h in self.events.cta_retired:
+                h(cta.view, now)
+        self.on_cta_done(self.sm_id, cta.run, cta.index, now)
+        if self.partial:
+            self.grant_waiting(now)

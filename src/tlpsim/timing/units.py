@@ -1,0 +1,139 @@
+"""Execution pipelines of an SM: for each pipeline class, the cycle each unit can
+accept its next warp instruction (its initiation interval after the last one).
+
+Classes without units of their own run on another class's units (`aliases`: fp64
+on the SFU pipes of a Fermi SM). With `sub_core_model` each warp scheduler owns
+its own slice of every class's units (GPGPU-Sim's gpgpu_sub_core_model): unit k of
+a class belongs to scheduler k mod n_schedulers; otherwise every scheduler shares
+every unit. A plug-in may occupy a unit (Warped-DMR's inter-warp re-execution) or
+only some of its lanes (a reservation an instruction whose active lanes overlap
+must wait for).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+FULL_MASK: Final = 0xFFFFFFFF
+
+
+class FunctionalUnits:
+    def __init__(self, units: dict[str, int], aliases: dict[str, str], n_schedulers: int,
+                 sub_core: bool = False, default_class: str = "sp") -> None:
+        self.n_schedulers = n_schedulers
+        self.sub_core = sub_core
+        # per scheduler: class -> next-free cycle of each of its units (shared lists
+        # when not sub-core, and between aliased classes)
+        self.free: list[dict[str, list[int]]] = []
+        # per scheduler: class -> one-cell list with the earliest free cycle of that
+        # class (aliases share the cell), so an issue check is one lookup
+        self.next: list[dict[str, list[int]]] = []
+        if sub_core:
+            for s in range(n_schedulers):
+                mine = {u: [0] * max(1, len(range(s, n, n_schedulers))) for u, n in units.items()}
+                self.free.append(self._with_aliases(mine, aliases))
+        else:
+            shared = self._with_aliases({u: [0] * n for u, n in units.items()}, aliases)
+            self.free = [shared] * n_schedulers
+        nexts: dict[int, dict[str, list[int]]] = {}  # schedulers sharing units share their cells
+        for frees in self.free:
+            if id(frees) not in nexts:
+                cells: dict[int, list[int]] = {}
+                nexts[id(frees)] = {u: cells.setdefault(id(f), [0]) for u, f in frees.items()}
+            self.next.append(nexts[id(frees)])
+        self.default = default_class if default_class in units else next(iter(units))
+        # partial-lane reservations: (class, scheduler) -> [(lane mask, until cycle)]
+        self.lane_holds: dict[tuple[str, int], list[tuple[int, int]]] = {}
+
+    @staticmethod
+    def _with_aliases(frees: dict[str, list[int]], aliases: dict[str, str]) -> dict[str, list[int]]:
+        for u, target in aliases.items():
+            frees[u] = frees[target]
+        return frees
+
+    def class_of(self, unit: str) -> str:
+        """The pipeline class that runs `unit`'s instructions (unknown classes run on the default)."""
+        return unit if unit in self.free[0] else self.default
+
+    def start(self, sched: int, unit: str, now: int, initiation: int) -> bool:
+        """Start an instruction on the earliest-free unit of its class (the first of
+        equals) if that unit is free at `now`; False when every unit is busy."""
+        frees = self.free[sched].get(unit)
+        if frees is None:
+            unit = self.default
+            frees = self.free[sched][unit]
+        k = 0
+        for j in range(1, len(frees)):
+            if frees[j] < frees[k]:
+                k = j
+        if frees[k] > now:
+            return False
+        frees[k] = now + initiation
+        earliest = frees[0]
+        for t in frees:
+            if t < earliest:
+                earliest = t
+        self.next[sched][unit][0] = earliest
+        return True
+
+    def free_at(self, sched: int, unit: str) -> int:
+        """Earliest cycle a unit of `unit`'s class can accept an instruction."""
+        return self.next[sched][self.class_of(unit)][0]
+
+    def occupy(self, sched: int, unit: str, now: int, cycles: int) -> int:
+        """Take the earliest-free unit of the class for `cycles` cycles starting when it
+        is free (not before `now`); returns the start cycle."""
+        cls = self.class_of(unit)
+        frees = self.free[sched][cls]
+        k = 0
+        for j in range(1, len(frees)):
+            if frees[j] < frees[k]:
+                k = j
+        start = frees[k] if frees[k] > now else now
+        frees[k] = start + cycles
+        earliest = frees[0]
+        for t in frees:
+            if t < earliest:
+                earliest = t
+        self.next[sched][cls][0] = earliest
+        return start
+
+    def hold_lanes(self, sched: int, unit: str, lanes: int, until: int) -> None:
+        """Reserve `lanes` of the class's units until `until` (exclusive)."""
+        key = (self.class_of(unit), sched if self.sub_core else 0)
+        self.lane_holds.setdefault(key, []).append((lanes, until))
+
+    def lanes_free(self, sched: int, unit: str, mask: int, now: int) -> bool:
+        """Whether an instruction with active lanes `mask` avoids every live lane reservation."""
+        key = (self.class_of(unit), sched if self.sub_core else 0)
+        holds = self.lane_holds.get(key)
+        if not holds:
+            return True
+        live = [(m, t) for m, t in holds if t > now]
+        if len(live) != len(holds):
+            if live:
+                self.lane_holds[key] = live
+            else:
+                del self.lane_holds[key]
+        for m, _ in live:
+            if m & mask:
+                return False
+        return True
+
+    def lanes_next_free(self, now: int) -> int | None:
+        times = [t for holds in self.lane_holds.values() for _, t in holds if t > now]
+        return min(times) if times else None
+
+    def next_free(self, now: int) -> int | None:
+        """Earliest future cycle at which a busy unit frees up (for a sleeping SM)."""
+        best = -1
+        seen: set[int] = set()
+        for frees in self.free:
+            if id(frees) in seen:
+                continue
+            seen.add(id(frees))
+            for lst in frees.values():
+                for t in lst:
+                    if t > now and (best < 0 or t < best):
+                        best = t
+        return best if best >= 0 else None

@@ -1,0 +1,83 @@
+"""Writeback and the scoreboard: results due at a cycle clear their destination
+registers' pending bits, so dependent instructions may issue.
+
+Pipelines schedule a writeback when an instruction issues (its latency is known);
+the LD/ST unit schedules one when a load's last data arrives. At its cycle the
+result is written to the operand storage, which returns when the write completes
+(a bank whose write ports are taken delays it); the registers stay pending until
+then. Entries hold the warp object, so a slot reused by a new warp is safe.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import TYPE_CHECKING, Any, Final
+
+from tlpsim.timing.regbanks import RegisterBanks
+from tlpsim.timing.static import StaticInstr
+
+if TYPE_CHECKING:
+    from tlpsim.timing.issue import IssueStage
+    from tlpsim.timing.warp import Warp
+
+FROM_MEM: Final = 1   # the result comes from the memory system (clears pending_mem too)
+WRITTEN: Final = 2    # the operand storage took the write already; only the scoreboard is left
+
+
+class Writeback:
+    issue: IssueStage   # wired by the SM
+
+    def __init__(self, operands: Any, banks: RegisterBanks | None, events: Any) -> None:
+        # (cycle, seq, warp, static instr, flags, dynamic position)
+        self.heap: list[tuple[int, int, Warp, StaticInstr, int, int]] = []
+        self.seq = 0
+        self.operands = operands
+        self.banks = banks        # the compiled baseline banks, called natively when they are the storage
+        self.events = events
+
+    def __len__(self) -> int:
+        return len(self.heap)
+
+    def next_cycle(self) -> int:
+        return self.heap[0][0] if self.heap else -1
+
+    def schedule(self, w: Warp, si: StaticInstr, cycle: int, flags: int, pos: int) -> None:
+        """Write `si`'s destinations for `w` at `cycle` (no timer: this runs inside the
+        SM's tick, and an SM that goes to sleep sets one for its earliest writeback)."""
+        self.seq += 1
+        heapq.heappush(self.heap, (cycle, self.seq, w, si, flags, pos))
+
+    def tick(self, now: int, warps: list[Warp | None]) -> bool:
+        """Perform the writebacks due at `now`; True when any was performed (entries of
+        warps that exited meanwhile are dropped)."""
+        wb = self.heap
+        if not wb or wb[0][0] > now:
+            return False
+        banks, operands, issue = self.banks, self.operands, self.issue
+        handlers = self.events.writeback
+        progress = False
+        while wb and wb[0][0] <= now:
+            _, _, w, si, flags, pos = heapq.heappop(wb)
+            if w.done and warps[w.slot] is not w:
+                continue
+            progress = True
+            if not flags & WRITTEN:
+                if banks is not None:
+                    t = banks.write(w.slot, w.sched, si.dst_regs, now)
+                else:
+                    t = operands.write(w.view, si, now)
+                if t > now:  # the write itself completes later: registers stay pending
+                    self.schedule(w, si, t, flags | WRITTEN, pos)
+                    continue
+            mask = si.dst_mask
+            w.pending &= ~mask
+            if flags & FROM_MEM:
+                w.pending_mem &= ~mask
+                if not w.pending_mem:
+                    w.view.waiting_mem = False
+            issue.update_ready(w)
+            if handlers:
+                vc = w.vclass[pos] if w.vclass is not None else -1
+                for h in handlers:
+                    h(w.view, si, vc, now)
+        return progress
