@@ -26,6 +26,10 @@ from tlpsim.config.types import Bytes, field
 __all__ = ["CollectorPorts", "FpOps", "IntOps", "OpTable", "OperandCollectorConfig", "Pipeline", "Pipelines",
            "SMConfig"]
 
+# bank counts the functional traces record shared-memory conflict degrees for
+# (tlpsim.trace.format.SHARED_BANK_COUNTS; a test keeps the two equal)
+_SHARED_BANK_COUNTS = (8, 16, 32, 64)
+
 # Classes below have a field named `int` (GPGPU-Sim's name for the integer unit);
 # annotating with this alias keeps pydantic from resolving "int" to that field.
 Int = int
@@ -264,8 +268,9 @@ class SMConfig(Section):
         if self.warp_size % self.simt_width:
             out.append(f"{k('warp_size')} ({self.warp_size}) must be a multiple of {k('simt_width')} "
                        f"({self.simt_width})")
-        if not is_pow2(self.shared_banks):
-            out.append(f"{k('shared_banks')} ({self.shared_banks}) must be a power of two")
+        if self.shared_banks not in _SHARED_BANK_COUNTS:
+            out.append(f"{k('shared_banks')} ({self.shared_banks}) must be one of "
+                       f"{', '.join(map(str, _SHARED_BANK_COUNTS))} (the bank counts traces record conflicts for)")
         if self.sub_core_model and self.rf_banks % self.n_schedulers:
             out.append(f"{k('rf_banks')} ({self.rf_banks}) must be a multiple of {k('n_schedulers')} "
                        f"({self.n_schedulers}) with {k('sub_core_model')}")

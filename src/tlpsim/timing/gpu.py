@@ -50,6 +50,7 @@ class KernelRun:
     snapshot: dict = field(default_factory=dict)
     mem_rows: Any = None   # the trace's memory table as lists (timing.warp.MemRows), built once
     watch: list | None = None  # per SM: per-pc instr_issued handlers (SMEvents.watch_list), None if nobody watches
+    shared_banks: int = 32     # shared-memory banks (which conflict-degree column of the trace applies)
     info: KernelInfo | None = None
     started: bool = False  # kernel_start reported
     @property
@@ -116,6 +117,9 @@ class GPU:
         if plugins is None:
             raise ConfigError("GPU needs its resolved plug-ins: GPU(config, plugins=resolve_config(config)) "
                               "(tlpsim.policies.registry), or build it with tlpsim.session.build_gpu(config)")
+        if dense and config.monitor.watchdog_cycles == 0:
+            raise ConfigError("monitor.watchdog_cycles = 0 turns the deadlock watchdog off, but dense mode "
+                              "ticks every component every cycle and needs it to stop a deadlocked run")
         self.cfg = config
         self.plugins = plugins
         self.energy_model = energy_model
@@ -183,6 +187,7 @@ class GPU:
         tpc = trace.block[0] * trace.block[1] * trace.block[2]
         run = KernelRun(self.kid, name or trace.kernel, static, trace,
                         KernelResources(tpc, regs_per_thread, smem_per_cta), stream)
+        run.shared_banks = self.cfg.sm.shared_banks
         self.kid += 1
         lim = self.sms[0].allocator
         if not lim.fits(run.kres) and not any(sm.n_ctas for sm in self.sms):
@@ -191,9 +196,9 @@ class GPU:
                               f"{regs_per_thread} regs/thread, {smem_per_cta} B shared, {tpc} threads)")
         run.info = KernelInfo(run.kid, run.name, stream, tuple(trace.grid), tuple(trace.block), run.n_ctas,
                               trace.warps_per_cta, regs_per_thread, smem_per_cta, static, static.analyzed)
+        self.running.append(run)
         watch = [sm.events.watch_list(static) for sm in self.sms]
         run.watch = watch if any(w is not None for w in watch) else None
-        self.running.append(run)
         return run
 
     def kernel_info(self, kid: int) -> KernelInfo:

@@ -6,7 +6,10 @@ Registers are the physical 32-bit registers of the analyses' allocator
 (`tlpsim.analysis.regalloc`): a 64-bit value is two consecutive registers, and a
 register read twice by one instruction is read once (as GPGPU-Sim's collector
 units do). Predicates have scoreboard bits after the registers' but are not in
-`src_regs`/`dst_regs`: they live outside the register-file banks."""
+`src_regs`/`dst_regs`: they live outside the register-file banks. A destination no
+later instruction reads (dead after it, by GPU-aware liveness) is not written — the
+machine code writes such results to the zero register (an atomic whose old value is
+unused) — so it takes no register, no scoreboard bit and no write."""
 
 from __future__ import annotations
 
@@ -90,6 +93,7 @@ class StaticInstr:
     is_atomic: bool
     opclass: str
     long_wait: bool = False  # a global/local/generic load or a barrier: long latency to warp schedulers
+    op: str = ""             # the PTX opcode without modifiers ("fma", "ld", "bra"), for plug-in filters
 
 
 class StaticKernel:
@@ -109,13 +113,15 @@ class StaticKernel:
         self.instrs: list[StaticInstr] = [self._decode(ins, tables, space_of) for ins in fn.instructions]
         self._live: dict[int, int] = {}
 
-    def _regs(self, ops, gprs: list[int], preds: list[int]) -> None:
-        """Physical registers (and predicate ids) of the register operands in `ops`."""
+    def _regs(self, ops, gprs: list[int], preds: list[int], live: frozenset[str] | None = None) -> None:
+        """Physical registers (and predicate ids) of the register operands in `ops`;
+        with `live`, plain register operands not in it are skipped (dead results)."""
         for op in ops:
             if isinstance(op, Reg):
-                self._reg(op.name, gprs, preds)
+                if live is None or op.name in live:
+                    self._reg(op.name, gprs, preds)
             elif isinstance(op, Vec):
-                self._regs(op.elems, gprs, preds)
+                self._regs(op.elems, gprs, preds, live)
             elif isinstance(op, Address) and isinstance(op.base, Reg):
                 self._reg(op.base.name, gprs, preds)
 
@@ -130,6 +136,16 @@ class StaticKernel:
             if p not in preds:
                 preds.append(p)
 
+    def _liveness(self):
+        if self.analyzed is not None:
+            return self.analyzed.liveness
+        from tlpsim.analysis.liveness import liveness
+
+        return liveness(self.fn, gpu_aware=True)
+
+    def _live_out(self, pc: int) -> frozenset[str]:
+        return self._liveness().live_out(pc)
+
     def live_regs(self, pc: int) -> int:
         """32-bit registers per thread live before instruction `pc` for any lane of a
         warp about to issue it (GPU-aware liveness; 0 past the end)."""
@@ -138,9 +154,9 @@ class StaticKernel:
             if pc < 0 or pc >= len(self.instrs):
                 n = 0
             else:
-                from tlpsim.analysis.liveness import liveness, register_units
+                from tlpsim.analysis.liveness import register_units
 
-                live = self.analyzed.liveness if self.analyzed is not None else liveness(self.fn, gpu_aware=True)
+                live = self._liveness()
                 units = register_units(self.fn)
                 n = sum(units.get(r, 1) for r in live.warp_live_in(pc, rf_only=True))
             self._live[pc] = n
@@ -155,9 +171,10 @@ class StaticKernel:
             self._reg(ins.guard.name, srcs, src_preds)
         dsts: list[int] = []
         dst_preds: list[int] = []
-        self._regs(ins.dsts, dsts, dst_preds)
+        stores = base in ("st", "red", "sust")
+        self._regs(ins.dsts, dsts, dst_preds, None if stores else self._live_out(ins.index))
         # an address operand in the destination position (st) is a read
-        if base in ("st", "red", "sust"):
+        if stores:
             for r in dsts:
                 if r not in srcs:
                     srcs.append(r)
@@ -208,4 +225,4 @@ class StaticKernel:
         return StaticInstr(ins.index, kind, unit, lat, init, src_mask, dst_mask, tuple(srcs), tuple(dsts), space,
                            is_store, oc == "atomic" or base == "red", oc,
                            (kind == K_MEM and not is_store and space in ("global", "local", "generic"))
-                           or kind == K_BAR)
+                           or kind == K_BAR, base)

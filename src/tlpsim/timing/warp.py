@@ -23,9 +23,9 @@ class MemRows:
     degree, sector offsets per memory row), so the LD/ST unit reads a row without
     NumPy scalar indexing; the sectors stay one NumPy array."""
 
-    def __init__(self, trace: Any) -> None:
+    def __init__(self, trace: Any, shared_banks: int = 32) -> None:
         self.space: list[int] = trace.mem_space.tolist()
-        self.bank_degree: list[int] = trace.mem_bank_degree.tolist()
+        self.bank_degree: list[int] = trace.bank_degrees(shared_banks).tolist()
         self.sector_offsets: list[int] = trace.mem_sector_offsets.tolist()
         self.sectors: Any = trace.sectors
 
@@ -62,7 +62,7 @@ class Warp:
         self.mem: list[int] = trace.mem[a:b].tolist()
         rows = run.mem_rows
         if rows is None:  # one per launch, built by its first warp
-            rows = run.mem_rows = MemRows(trace)
+            rows = run.mem_rows = MemRows(trace, run.shared_banks)
         self.mem_rows: MemRows = rows
         self.pos = 0
         self.n = b - a
