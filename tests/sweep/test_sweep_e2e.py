@@ -157,8 +157,8 @@ def test_plot_writes_a_png(local_sweep):
 
 
 def test_plot_values_are_ratios_to_each_runs_baseline_with_a_geomean_group(local_sweep):
-    from tlpsim.report.plots import bar_data
-    from tlpsim.sweep.metrics import geomean
+    from tlpsim.sweep.plots import bar_data
+    from tlpsim.report.metrics import geomean
 
     _, db, _ = local_sweep
     with ResultsDB(db, create=False) as store:

@@ -15,6 +15,7 @@ from tlpsim.policies.alloc.base import BaselineAllocator
 from tlpsim.policies.checker.base import ExecutionChecker
 from tlpsim.policies.cta.round_robin import RoundRobinCTAScheduler
 from tlpsim.policies.monitor.base import Monitor
+from tlpsim.policies.operands.banked_rf import BankedRegisterFile
 from tlpsim.policies.registry import register, unregister
 from tlpsim.timing.port import PortError
 
@@ -373,7 +374,10 @@ def test_observation_events_report_reasons_values_and_l1_outcomes(plugin):
     rec = _chain({"sm.execution_checker": name})
     assert Watcher.blocked.get("memory", 0) >= 1 and Watcher.blocked.get("scoreboard", 0) >= 16
     assert Watcher.blocked.get("fetch", 0) >= 1
-    assert len(Watcher.wb) == sum(s["rf_writes"] for s in rec.stats.per_sm) or len(Watcher.wb) > 0
+    static = rec.device._timing._static[next(iter(rec.device._timing._static))]
+    writers = sum(1 for pc in rec.trace.pc.tolist() if static.instrs[pc].dst_mask)
+    assert len(Watcher.wb) == writers                     # one writeback event per result
+    assert set(Watcher.wb) <= set(range(-1, 8)) and 0 in Watcher.wb  # value classes; uniform values occur
     assert Watcher.l1.count("miss") == sum(s["l1d_misses"] for s in rec.stats.per_sm)
     base = _chain()
     assert rec.stats.cycles == base.stats.cycles   # observing changes nothing
@@ -405,3 +409,66 @@ def test_monitor_windows_tile_the_run(plugin):
     assert [(a, b) for a, b, _ in seen] == [(50 * k, 50 * k + 49) for k in range(len(seen))]
     assert len(seen) == rec.stats.cycles // 50
     assert sum(n for _, _, n in seen) <= rec.stats.warp_insts
+
+
+# ---------------------------------------------------------------- operand storage contract
+
+class SlowWrites(BankedRegisterFile):
+    """The baseline banks, with every write completing 2 cycles late (through the plug-in path)."""
+
+    def write(self, warp, instr, now):
+        return super().write(warp, instr, now) + 2
+
+
+def test_write_completion_cycles_are_respected(plugin):
+    base = _chain()
+    name = plugin("operand_storage", SlowWrites)
+    slow = _chain({"sm.operand_storage": name})
+    # 16 dependent fmas each wait 2 more cycles for their source's write
+    assert slow.stats.cycles - base.stats.cycles >= 2 * 16
+    assert slow.stats.warp_insts == base.stats.warp_insts
+
+
+class SeesOperands(BankedRegisterFile):
+    seen: list = []
+
+    def try_read(self, warp, instr, now):
+        type(self).seen.append((warp.slot, warp.cta, warp.gwarp, instr.pc, instr.src_regs))
+        return super().try_read(warp, instr, now)
+
+
+def test_operand_storage_sees_physical_registers_and_the_warp(plugin):
+    SeesOperands.seen = []
+    name = plugin("operand_storage", SeesOperands)
+    rec = _chain({"sm.operand_storage": name}, ctas=2, block=64)
+    n_regs = max(r for *_, regs in SeesOperands.seen for r in regs) + 1
+    assert n_regs <= 16          # physical registers: a few per thread, not PTX's virtual names
+    assert {(s, c, g) for s, c, g, _, _ in SeesOperands.seen} >= {(0, 0, 0), (1, 0, 1)}
+    assert len(SeesOperands.seen) >= rec.warp_instructions - 4 * 2  # every issue attempt (exits/barriers excluded)
+
+
+def test_rf_banks_and_collectors_come_from_the_config():
+    from tlpsim.session import build_gpu
+
+    gpu = build_gpu(load_config("fermi_rfv"))
+    assert gpu.sms[0].operands.banks.n_banks == 32
+    gpu = build_gpu(load_config("gtx480", {"sm.rf_banks": 2, "sm.operand_collector.units.sp": 3}))
+    banks = gpu.sms[0].operands.banks
+    assert banks.n_banks == 2 and banks.cap["sp"] == 3
+
+
+class MemWaits(ExecutionChecker):
+    events = frozenset({"instr_issued"})
+    flags: list = []
+
+    def on_instr_issued(self, warp, instr, mask, now):
+        type(self).flags.append((instr.op, instr.long_wait, warp.waiting_mem))
+
+
+def test_waiting_mem_is_set_while_a_load_is_outstanding(plugin):
+    MemWaits.flags = []
+    name = plugin("execution_checker", MemWaits)
+    _chain({"sm.execution_checker": name})
+    after_load = [f for f in MemWaits.flags if f[0] == "ld" and f[1]]
+    assert after_load and all(w for _, _, w in after_load)      # set when the global load issues
+    assert MemWaits.flags[-1][2] is False                        # cleared once its data was written back

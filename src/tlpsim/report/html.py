@@ -9,7 +9,7 @@ import html
 import json
 
 from tlpsim.report import figures
-from tlpsim.sweep.metrics import run_metrics
+from tlpsim.report.metrics import run_metrics
 
 UNITS = (("scheduler", "scheduler"), ("rf", "register file"), ("smem", "scratchpad (SPM)"), ("l1d", "L1D"),
          ("l2", "L2"), ("icnt_up", "crossbar SM→L2"), ("icnt_down", "crossbar L2→SM"), ("dram", "DRAM"))
