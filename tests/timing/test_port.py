@@ -54,7 +54,8 @@ def plugin():
 
 
 def _chain(overrides=None, ctas=1, block=32, n_sms=1):
-    cfg = load_config("gtx480", {"gpu.n_sms": n_sms, **(overrides or {})})
+    # a perfect instruction cache keeps cold I-cache misses out of the hand-computed cycles
+    cfg = load_config("gtx480", {"gpu.n_sms": n_sms, "l1i.perfect": True, **(overrides or {})})
     n = ctas * block
     with tlpsim.Device(mode="timing", config=cfg, trace_cache=False):
         k = tlpsim.RawKernel(CHAIN, "chain")
@@ -198,9 +199,9 @@ def test_memory_requests_go_through_the_l1_port(plugin):
     rec = _chain({"sm.execution_checker": name})
     (issued, ready), = Loader.done
     assert ready > issued + 100          # two L1 misses served from DRAM
-    reqs = lambda st: sum(s["mem_requests"] for s in st.per_sm)  # noqa: E731
+    reqs = lambda st: sum(s["mem_requests"] for s in st.per_sm)
     assert reqs(rec.stats) == reqs(base.stats) + 2           # two 128-byte lines
-    l1 = lambda st: sum(s["l1d_misses"] for s in st.per_sm)  # noqa: E731
+    l1 = lambda st: sum(s["l1d_misses"] for s in st.per_sm)
     assert l1(rec.stats) == l1(base.stats) + 2
 
 
@@ -282,7 +283,7 @@ def test_held_dispatch_resumes_when_released_by_a_timer(plugin):
     # kernel_start fires with the first dispatch (cycle 0); the second CTA waits for cycle 100
     assert rec.stats.cycles > 100
     dense_cfg = {"gpu.cta_scheduler": name}
-    cfg = load_config("gtx480", {"gpu.n_sms": 1, **dense_cfg})
+    cfg = load_config("gtx480", {"gpu.n_sms": 1, "l1i.perfect": True, **dense_cfg})
     with tlpsim.Device(mode="timing", config=cfg, trace_cache=False, dense=True):
         k = tlpsim.RawKernel(CHAIN, "chain")
         r2 = k((2,), (32,), (tlpsim.asarray(np.ones(64, np.float32)), tlpsim.zeros(64, np.float32),

@@ -78,7 +78,7 @@ def test_rf_banks_changes_cycles():
                 block=(256,))
     two = _run(ILP, "ilp", lambda: (tlpsim.zeros(256, np.float32), np.float32(1.0), np.float32(0.5)),
                block=(256,), overrides={"sm.rf_banks": 2})
-    conflicts = lambda st: sum(s["rf_bank_conflicts"] for s in st.per_sm)  # noqa: E731
+    conflicts = lambda st: sum(s["rf_bank_conflicts"] for s in st.per_sm)
     assert conflicts(two.stats) > conflicts(base.stats)
     assert two.stats.cycles > base.stats.cycles
 
@@ -125,7 +125,7 @@ def test_simt_width_multiplies_initiation_and_adds_passes_to_latency():
 
 
 def test_dual_issue_issues_independent_instructions_of_one_warp_together():
-    args = lambda: (tlpsim.zeros(32, np.float32), np.float32(1.0), np.float32(0.5))  # noqa: E731
+    args = lambda: (tlpsim.zeros(32, np.float32), np.float32(1.0), np.float32(0.5))
     single = _run(ILP, "ilp", args)
     dual_diff = _run(ILP, "ilp", args, overrides={"sm.issue_width": 2})
     dual_any = _run(ILP, "ilp", args, overrides={"sm.issue_width": 2, "sm.dual_issue_diff_units": False})
@@ -136,7 +136,7 @@ def test_dual_issue_issues_independent_instructions_of_one_warp_together():
 
 
 def test_fetch_throughput_refills_more_warps_per_cycle():
-    args = lambda: (tlpsim.zeros(1024, np.float32), np.float32(1.0), np.float32(0.5))  # noqa: E731
+    args = lambda: (tlpsim.zeros(1024, np.float32), np.float32(1.0), np.float32(0.5))
     one = _run(ILP, "ilp", args, block=(1024,))
     four = _run(ILP, "ilp", args, block=(1024,), overrides={"sm.fetch_throughput": 4, "sm.ibuffer_entries": 1})
     one_ib1 = _run(ILP, "ilp", args, block=(1024,), overrides={"sm.ibuffer_entries": 1})
@@ -145,7 +145,7 @@ def test_fetch_throughput_refills_more_warps_per_cycle():
 
 
 def test_sub_core_model_partitions_units():
-    args = lambda: (tlpsim.zeros(64, np.float32), np.float32(1.0), np.float32(0.5))  # noqa: E731
+    args = lambda: (tlpsim.zeros(64, np.float32), np.float32(1.0), np.float32(0.5))
     shared = _run(ILP, "ilp", args, block=(64,))
     split = _run(ILP, "ilp", args, block=(64,), overrides={"sm.sub_core_model": True})
     assert asdict(shared.stats) != asdict(split.stats)
@@ -155,7 +155,7 @@ def test_sub_core_model_partitions_units():
 def test_watchdog_zero_is_off_and_dense_mode_needs_it():
     cfg = load_config("gtx480", {"monitor.watchdog_cycles": 0})
     assert cfg.monitor.watchdog_cycles == 0
-    args = lambda: (tlpsim.zeros(32, np.float32), np.float32(1.0), np.float32(0.5))  # noqa: E731
+    args = lambda: (tlpsim.zeros(32, np.float32), np.float32(1.0), np.float32(0.5))
     rec = _run(ILP, "ilp", args, overrides={"monitor.watchdog_cycles": 0})
     assert rec.stats.cycles > 0
     with pytest.raises(ConfigError, match="monitor.watchdog_cycles"):

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 from tlpsim.trace.format import SPACE_CODES
 
 _SHARED: Final[int] = SPACE_CODES["shared"]
+_LOCAL: Final[int] = SPACE_CODES["local"]
 _CONSTLIKE = (SPACE_CODES["const"], SPACE_CODES["kparam"])
 
 
@@ -39,13 +40,29 @@ _CONSTLIKE = (SPACE_CODES["const"], SPACE_CODES["kparam"])
 class LdstParams:
     smem_latency: int = 26
     queue_entries: int = 2   # memory instructions waiting for the unit
+    # requests leaving through the L1 data cache (misses, write-throughs) pass its
+    # latency pipeline (GPGPU-Sim's l1_latency_queue, before the tag lookup there) and
+    # its miss queue before the interconnect; -1: the L1D's hit latency
+    l1_pipeline: int = 0
+    l1_miss_queue: int = 8
 
 
 class _Instr:
     """A memory warp-instruction in flight."""
 
-    __slots__ = ("warp", "dst", "accesses", "outstanding", "ready", "kind", "cache", "issued", "si", "pos",
-                 "callback")
+    __slots__ = (
+        "accesses",
+        "cache",
+        "callback",
+        "dst",
+        "issued",
+        "kind",
+        "outstanding",
+        "pos",
+        "ready",
+        "si",
+        "warp",
+    )
 
     def __init__(self, warp: Any, dst: int, accesses: list[tuple[int, int]], kind: str, cache: CachePort | None,
                  si: StaticInstr | None, pos: int = -1, callback: Callable[[int], Any] | None = None) -> None:
@@ -86,7 +103,11 @@ class LdstUnit:
         self.stalled = False
         self.inflight = 0                   # instructions waiting for miss data
         self.bypass: set[int] = set()       # kernel ids whose global accesses skip the L1
+        self.bypass_global = False          # every global load skips the L1 (local ones stay cached)
         self.l1d_handlers: list[Callable[..., Any]] = []  # l1d_access subscribers
+        # L1D requests on their way to the interconnect: (cycle they may leave, request)
+        self.missq: deque[tuple[int, MemRequest]] = deque()
+        self.missq_cap = max(params.l1_pipeline + params.l1_miss_queue, 1)
 
     # ------------------------------------------------------------ interface to the SM
 
@@ -102,12 +123,15 @@ class LdstUnit:
         self.queue.append((start, warp, si, mem_row, pos))
 
     def busy(self) -> bool:
-        return bool(self.queue) or self.cur is not None or self.inflight > 0 or bool(self.requests)
+        return (bool(self.queue) or self.cur is not None or self.inflight > 0 or bool(self.requests)
+                or bool(self.missq))
 
     def next_event(self, now: int) -> int | None:
         if self.stalled:
             return None  # woken by the reply or queue slot it waits for
         t = []
+        if self.missq and self.missq[0][0] > now:
+            t.append(self.missq[0][0])   # (a due head waits for queue room: the freed slot wakes us)
         if self.requests:
             t.append(now + 1)
         if self.queue:
@@ -119,10 +143,13 @@ class LdstUnit:
     # ------------------------------------------------------------ the cycle
 
     def tick(self, now: int) -> bool:
+        progress = False
+        missq = self.missq
+        if missq and missq[0][0] <= now:
+            progress = self._drain_misses(now)
         if self.cur is None and not self.queue and not self.requests and not len(self.from_icnt):
             self.stalled = False
-            return False
-        progress = False
+            return progress
         sm_now = now * self._period
         # replies: one per cycle
         if self.from_icnt.ready(sm_now):
@@ -187,7 +214,7 @@ class LdstUnit:
         kind = ATOMIC if si.is_atomic else (WRITE if si.is_store else READ)
         if space in _CONSTLIKE:
             cache = self.l1c
-        elif self.bypass and warp.run.kid in self.bypass:
+        elif (self.bypass and warp.run.kid in self.bypass) or (self.bypass_global and space != _LOCAL):
             cache = None
         else:
             cache = self.l1d
@@ -208,12 +235,37 @@ class LdstUnit:
         self.stats.mem_requests += 1
         return True
 
+    def _missq_room(self) -> bool:
+        return len(self.missq) < self.missq_cap
+
+    def _send_l1(self, kind: str, line: int, mask: int, token: Any, now: int) -> bool:
+        """A request from the L1 data cache: it leaves after the L1's latency pipeline,
+        through the miss queue (False when that is full)."""
+        if len(self.missq) >= self.missq_cap:
+            return False
+        leave = now + self.p.l1_pipeline
+        req = MemRequest(kind, line, mask, self.sm_id, self.partition_of(line), token, leave * self._period)
+        self.missq.append((leave, req))
+        return True
+
+    def _drain_misses(self, now: int) -> bool:
+        """Move the miss queue's due requests into the interconnect while it has room."""
+        missq, out = self.missq, self.to_icnt
+        moved = False
+        while missq and missq[0][0] <= now and out.can_push():
+            _, req = missq.popleft()
+            out.push(req, now * self._period)
+            self.stats.mem_requests += 1
+            moved = True
+        return moved
+
     def _access(self, ins: _Instr, line: int, mask: int, now: int) -> bool:
         """Perform one line access; False when it must be retried (reservation fail)."""
         kind = ins.kind
         if kind == WRITE:
             if ins.cache is not None:
                 ins.cache.write(line, mask, now)
+                return self._send_l1(WRITE, line, mask, None, now)
             return self._send(WRITE, line, mask, None, now)
         if kind == ATOMIC:
             if not self._send(ATOMIC, line, mask, ins, now):
@@ -226,13 +278,14 @@ class LdstUnit:
                 return False
             ins.outstanding += 1
             return True
-        outcome, value = cache.read(line, mask, ins, now, can_send=self.to_icnt.can_push)
+        const = cache is self.l1c
+        outcome, value = cache.read(line, mask, ins, now,
+                                    can_send=self.to_icnt.can_push if const else self._missq_room)
         if self.l1d_handlers and cache is self.l1d and ins.warp is not None:
             evicted = cache.last_evicted if outcome == "miss" else -1
             for h in self.l1d_handlers:
                 h(ins.warp.view, line, outcome, evicted, now)
         st = self.stats
-        const = cache is self.l1c
         if outcome != "fail":
             if const:
                 st.l1c_accesses += 1
@@ -253,7 +306,8 @@ class LdstUnit:
                 st.l1c_misses += 1
             else:
                 st.l1d_misses += 1
-            ok = self._send(READ, line, value, ("fill", cache, line), now)
+            ok = (self._send(READ, line, value, ("fill", cache, line), now) if const
+                  else self._send_l1(READ, line, value, ("fill", cache, line), now))
             assert ok, "CachePort.read reports a miss only when the queue has room"
             ins.outstanding += 1
             return True
@@ -265,6 +319,9 @@ class LdstUnit:
             cache = cast(CachePort, token[1])
             for ins in cache.fill(token[2], req.sector_mask, now):
                 self._arrived(ins, now)
+        elif isinstance(token, tuple) and token[0] == "ifill":  # an instruction line for the fetch stage
+            cache = cast(CachePort, token[1])
+            self.sm.fetch.arrived(cache.fill(token[2], req.sector_mask, now))
         elif token is not None:
             self._arrived(token, now)
 
@@ -282,6 +339,13 @@ class LdstUnit:
             self.sm.complete(ins.warp, ins.si, max(ins.ready, now + 1), True, ins.pos)
 
     # ------------------------------------------------------------ plug-in access to the port
+
+    def send_fetch(self, line: int, mask: int, l1i: CachePort, now: int) -> None:
+        """An instruction-cache miss: request the line from L2 (the caller checked
+        that the request queue has room)."""
+        ok = self._send(READ, line, mask, ("ifill", l1i, line), now)
+        assert ok, "CachePort.read reports a miss only when the queue has room"
+        self.stats.ifetch_requests += 1
 
     def can_request(self) -> bool:
         return len(self.requests) < self.request_queue_entries

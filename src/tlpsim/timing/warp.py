@@ -40,7 +40,8 @@ class Warp:
 
     __slots__ = ("slot", "sched", "cta", "run", "gwarp", "pcs", "lanes", "mem", "pos", "n", "pending",
                  "pending_mem", "ibuf", "at_barrier", "done", "view", "mem_blocked", "in_fetch", "si",
-                 "thread_total", "pc_hist", "instrs", "mem_rows", "holds", "masks", "vclass", "watch", "block")
+                 "thread_total", "pc_hist", "instrs", "mem_rows", "holds", "masks", "vclass", "watch", "block",
+                 "code_addr")
 
     def __init__(self, slot: int, sched: int, cta: CTA, run: Any, gwarp: int, age: int, sm_id: int = 0,
                  keep_masks: bool = False, keep_vclass: bool = False, watch: list[Any] | None = None) -> None:
@@ -83,6 +84,7 @@ class Warp:
         # per pc: the instr_issued handlers watching that instruction (None: nobody watches)
         self.watch: list[Any] | None = watch
         self.block = ""         # blocking reason last reported to plug-ins ("" = not blocked)
+        self.code_addr: int = run.static.code_addr  # where its kernel's instructions are (I-cache lines)
 
 
 class CTA:
