@@ -195,7 +195,7 @@ def test_two_level_barrier_leaves_the_active_set_so_kernels_with_barriers_finish
     assert all(rec.stats.cycles > 0 for rec in res.launches)
 
 
-@pytest.mark.parametrize("workload", ["bfs", "histogram", "sgemm"])
+@pytest.mark.parametrize("workload", ["bfs", "histogram", "sgemm", "transpose_naive", "kmeans"])
 def test_dense_equals_sparse_on_workloads(workload):
     from tlpsim.workloads.registry import get_workload
 

@@ -134,13 +134,16 @@ class LdstUnit:
                 or bool(self.missq) or bool(self.l1pipe))
 
     def next_event(self, now: int) -> int | None:
-        if self.stalled:
-            return None  # woken by the reply or queue slot it waits for
+        missq = self.missq
+        # the miss queue drains whatever else waits (a full interconnect queue wakes us when it frees)
+        drain = (missq[0][0] if missq[0][0] > now else now + 1) if missq else -1
+        if self.stalled:  # woken by the reply or queue slot it waits for
+            return drain if drain >= 0 else None
         t = []
+        if drain >= 0:
+            t.append(drain)
         if self.l1pipe:
             t.append(max(self.l1pipe[0][0], now + 1))
-        if self.missq and self.missq[0][0] > now:
-            t.append(self.missq[0][0])   # (a due head waits for queue room: the freed slot wakes us)
         if self.requests:
             t.append(now + 1)
         if self.queue:
