@@ -43,7 +43,9 @@ def _number(v) -> str:
 
 def _lines(info: PluginInfo) -> list[str]:
     """The indented detail lines of one plug-in in the text listing."""
-    out = [f"source: {info.file or info.module} ({info.origin}; module {info.module})"]
+    synthetic = info.module.startswith("tlpsim_plugin_")  # a file's module name says nothing more
+    out = [f"source: {info.file or info.module} ({info.origin}" + ("" if synthetic else f"; module {info.module}")
+           + ")"]
     for p in info.params:
         out.append(f"param {p.name}: {type_name(p.type)} = {_default(p)}" + (f"  {p.description}" if p.description
                                                                               else ""))

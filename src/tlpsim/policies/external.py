@@ -70,6 +70,7 @@ class LoadedPlugin:
 _LOADED: dict[str, LoadedPlugin] = {}   # spec -> what it loaded (files by absolute path)
 _SOURCES: dict[str, str] = {}           # file spec -> the source text executed (carried to remote workers)
 _DIGESTS: dict[str, str] = {}           # module name -> digest of the source it runs
+_STALE: set[str] = set()                # files to execute again: a plug-in file they may extend was edited
 
 
 def _digest(data: bytes) -> str:
@@ -131,10 +132,15 @@ def activate(specs: Sequence[str] = (), *, base: str | os.PathLike | None = None
 def load_all(specs: Iterable[str], *, origin: str = "--plugin", base: str | os.PathLike | None = None,
              sources: Mapping[str, str] | None = None) -> list[LoadedPlugin]:
     """`load` each spec (duplicates once), in order."""
+    specs = list(specs)
     out: dict[str, LoadedPlugin] = {}
-    for s in specs:
-        lp = load(s, origin=origin, base=base, sources=sources)
-        out.setdefault(lp.spec, lp)
+    for _ in range(2):  # a second pass re-executes files loaded before a file they extend was edited
+        out = {}
+        for s in specs:
+            lp = load(s, origin=origin, base=base, sources=sources)
+            out.setdefault(lp.spec, lp)
+        if not _STALE.intersection(out):
+            break
     return list(out.values())
 
 
@@ -170,7 +176,7 @@ def _load_file(path: str, origin: str, carried: str | None) -> LoadedPlugin:
         raise PluginLoadError(f"{what} not found")
     digest = _digest(data)
     have = _LOADED.get(path)
-    if have is not None and have.digest == digest:
+    if have is not None and have.digest == digest and path not in _STALE:
         return have
     name = _module_name(path)
     try:
@@ -191,6 +197,9 @@ def _load_file(path: str, origin: str, carried: str | None) -> LoadedPlugin:
 
     registered = _tracked(name, what, path, run, again=have is not None)
     _SOURCES[path] = text
+    _STALE.discard(path)
+    if have is not None and have.digest != digest:  # edited: files loaded after it may extend its classes
+        _STALE.update(s for s, lp in _LOADED.items() if lp.kind == "file" and s != path)
     return _record(LoadedPlugin(path, "file", name, path, digest, registered, origin))
 
 
@@ -238,6 +247,9 @@ def _record(lp: LoadedPlugin) -> LoadedPlugin:
     _LOADED[lp.spec] = lp
     _DIGESTS[lp.module] = lp.digest
     registry.note_origin(lp.module, lp.origin)
+    regs = registry.registrations()
+    for key in lp.registered:  # fixed now: the code these classes were built from
+        class_digest(regs[key])
     return lp
 
 
@@ -357,10 +369,20 @@ def _module_digest(name: str) -> str | None:
     return d
 
 
+_CLASS_DIGESTS: dict[type, str] = {}
+
+
 def class_digest(cls: type) -> str:
     """Hash of the source files of a plug-in class and of its bases outside the
     standard library and the timing model (a plug-in's own file, the plug-in it
-    extends, its extension point's base)."""
+    extends, its extension point's base), as they were when the class was built."""
+    d = _CLASS_DIGESTS.get(cls)
+    if d is None:
+        d = _CLASS_DIGESTS[cls] = _mro_digest(cls)
+    return d
+
+
+def _mro_digest(cls: type) -> str:
     parts: list[str] = []
     for c in cls.__mro__:
         mod = c.__module__
