@@ -45,6 +45,8 @@ __all__ = ["ENV", "LoadedPlugin", "PluginLoadError", "activate", "class_digest",
 
 #: environment variable naming plug-in files/modules to load in every process
 ENV = "TLPSIM_PLUGINS"
+#: the origin named in errors about the plug-ins a run carries (a sweep worker loads them)
+RUN_PLUGINS = "the run's plug-ins"
 
 _MODULE_RE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
@@ -414,5 +416,15 @@ def fingerprint(config: Any, plugins: Sequence[str] = ()) -> dict[str, Any]:
             if cls is not None:
                 code[point] = class_digest(cls)
     if plugins:
-        code["plugins"] = sorted({(_LOADED.get(s) or load(s, origin="a run's plug-ins")).digest for s in plugins})
+        code["plugins"] = sorted({_spec_digest(s) for s in plugins})
     return code
+
+
+def _spec_digest(spec: str) -> str:
+    lp = _LOADED.get(spec)
+    if lp is None:
+        try:
+            lp = load(spec, origin=RUN_PLUGINS)
+        except PluginLoadError:  # the run fails with this error when it starts
+            return f"unloadable:{spec}"
+    return lp.digest

@@ -135,7 +135,7 @@ def execute(params: RunParams, *, poison_dead: bool = False,
     from tlpsim.report import console
     from tlpsim.workloads.registry import get_workload
 
-    external.load_all(params.plugins, origin="the run's plug-ins", sources=plugin_sources)
+    external.load_all(params.plugins, origin=external.RUN_PLUGINS, sources=plugin_sources)
     wl = get_workload(params.workload)
     config = None
     if params.mode == "timing":
@@ -205,10 +205,16 @@ def run_job(params: dict, run_root: str | None = None) -> dict:
     results store. Never raises for a failing run: the error is the result.
     `params` is `RunParams.to_dict()`, plus optionally "plugin_sources" ({path:
     text} of its plug-in files, for workers on hosts without them)."""
+    from tlpsim.policies.external import RUN_PLUGINS, load_all
+
     params = dict(params)
     sources = params.pop("plugin_sources", None)
     p = RunParams.from_dict(params)
     started = time.time()
+    try:  # before the key: a job without a fingerprint computes it with its plug-ins loaded
+        load_all(p.plugins, origin=RUN_PLUGINS, sources=sources)
+    except TlpsimError:
+        pass  # execute() fails the run with this error
     out: dict = {"key": p.key(), "params": p.to_dict(), "started": started, "host": socket.gethostname(),
                  "worker": str(os.getpid())}
     try:
