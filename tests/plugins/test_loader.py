@@ -4,7 +4,6 @@ a PluginLoadError naming the file and line; the source fingerprint in run keys."
 
 from __future__ import annotations
 
-import copy
 import sys
 import uuid
 
@@ -15,21 +14,6 @@ from tlpsim.errors import TlpsimError
 from tlpsim.policies import external, registry
 from tlpsim.policies.external import PluginLoadError, class_digest, env_specs, load
 from tlpsim.sweep.job import RunParams, execute
-
-
-@pytest.fixture(autouse=True)
-def clean_registry():
-    """Registrations and load records made by a test are dropped after it."""
-    registry.load_plugins()
-    saved = (copy.deepcopy(registry._REGISTRY), dict(registry._ORIGINS), dict(external._LOADED),
-             dict(external._SOURCES), dict(external._DIGESTS))
-    yield
-    registry._REGISTRY.clear()
-    registry._REGISTRY.update(saved[0])
-    external._STALE.clear()
-    for table, old in zip((registry._ORIGINS, external._LOADED, external._SOURCES, external._DIGESTS), saved[1:]):
-        table.clear()
-        table.update(old)
 
 
 def _name() -> str:

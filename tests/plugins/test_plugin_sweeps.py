@@ -77,7 +77,10 @@ def test_spec_plugins_on_two_workers_rerun_only_when_the_plugin_changes(tmp_path
     assert sorted(r["status"] for r in every) == ["done", "done", "stale", "stale"]
     # figures use the current runs and find each one's baseline
     proc = cli("plot", "r.db", "--metric", "ipc", "-o", "f.png", cwd=tmp_path)
-    assert "(2 groups x 2 bars)" in proc.stdout  # vecadd and the geometric mean and "left out" not in proc.stderr
+    assert "(2 groups x 2 bars)" in proc.stdout and "left out" not in proc.stderr  # vecadd and the geometric mean
+    proc = cli("plot", "r.db", "--metric", "plugin.warp_scheduler.counting.issued", "--normalize", "none",
+               "-o", "g.png", cwd=tmp_path)
+    assert "(1 groups x 1 bars)" in proc.stdout and proc.stderr.startswith("  left out: ")  # gto has no such counter
 
 
 def test_plugin_option_on_two_workers(tmp_path):
@@ -127,3 +130,38 @@ def test_worker_without_the_file_runs_the_carried_source(tmp_path):
     (st,) = res["record"]["stats"]
     assert st["plugins"]["warp_scheduler.carried_counting"]["issued"] == st["warp_insts"]
     assert "plugin_sources" not in res["params"]
+
+
+def test_spec_plugins_resolve_against_the_spec_and_reach_every_run(tmp_path, monkeypatch):
+    from tlpsim.sweep.spec import load_spec
+
+    write_plugin(tmp_path / "specs" / "plugs" / "counting.py", "spec_counting")
+    (tmp_path / "specs" / "spec.toml").write_text(SPEC.replace('"counting"', '"spec_counting"')
+                                                  .replace('"gto"]', '"gto"]\n"gpu.max_ctas_per_sm" = [2, 4]'))
+    monkeypatch.chdir(tmp_path)
+    extra = str(tmp_path / "extra.py")
+    write_plugin(tmp_path / "extra.py", "extra_counting")
+    spec = load_spec("specs/spec.toml", plugins=(extra,))
+    path = str(tmp_path / "specs" / "plugs" / "counting.py")
+    assert len(spec.runs) == 4 and all(r.plugins == (extra, path) for r in spec.runs)
+    # the fingerprint names both files; it differs per selected scheduler only where the class differs
+    codes = {r.overrides["sm.warp_scheduler"]: r.fingerprint() for r in spec.runs}
+    assert codes["spec_counting"]["plugins"] == codes["gto"]["plugins"] and len(codes["gto"]["plugins"]) == 2
+    assert codes["spec_counting"]["warp_scheduler"] != codes["gto"]["warp_scheduler"]
+
+
+@pytest.mark.parametrize("text, message", [
+    ('workloads = ["vecadd"]\n[overrides]\n"sm.warp_scheduler" = "gto"\nplugins = ["a.py"]\n',
+     r"s\.toml: 'plugins' is inside \[overrides\]: write it before the spec's first \[table\]"),
+    ('plugins = "a.py b.py"\nworkloads = ["vecadd"]\n', r"plug-in file \S+/a\.py b\.py \(from s\.toml: plugins\) not found"),
+    ('plugins = [1]\nworkloads = ["vecadd"]\n', r"s\.toml: 'plugins' must be a list of plug-in files"),
+    ('plugins = ["x.py"]\nworkloads = ["vecadd"]\n', r"plug-in file \S+/x\.py \(from s\.toml: plugins\) registers no"),
+])
+def test_spec_plugin_errors_name_the_spec(tmp_path, monkeypatch, text, message):
+    from tlpsim.errors import ConfigError
+    from tlpsim.sweep.spec import parse_spec
+
+    (tmp_path / "x.py").write_text("X = 1\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match=message):
+        parse_spec(text, "s.toml")
