@@ -249,3 +249,13 @@ def test_a_run_whose_code_changed_after_its_key_fails_before_simulating(tmp_path
     with pytest.raises(TlpsimError, match=r"plug-in code of this run changed after its key was computed "
                                           r"\(context_switcher, cta_scheduler, .*warp_scheduler"):
         execute(p)
+
+
+def test_module_errors_name_its_file_and_line(tmp_path, monkeypatch):
+    mod = f"broken_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{mod}.py").write_text("import os\nos.environ['NO_SUCH_VAR_ZZ']\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(PluginLoadError, match=rf"^cannot load plug-in module '{mod}' \(from --plugin\): "
+                                              rf"\S+/{mod}\.py, line 2: KeyError: 'NO_SUCH_VAR_ZZ'$"):
+        load(mod)
+    assert mod not in sys.modules

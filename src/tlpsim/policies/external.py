@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import linecache
 import os
 import re
@@ -227,7 +228,7 @@ def _load_module(name: str, origin: str) -> LoadedPlugin:
                                       f"give a path ending in .py to load a file{hint}") from None
             raise
 
-    registered = _tracked(name, what, "", run, again=edited)
+    registered = _tracked(name, what, _module_file(name), run, again=edited)
     path = str(getattr(module, "__file__", "") or "")
     digest = _file_digest(path) or ""
     return _record(LoadedPlugin(name, "module", name, path, digest, registered, origin))
@@ -240,9 +241,18 @@ def load_entry_point(ep: Any) -> tuple[tuple[str, str], ...]:
     via = f"entry point '{ep.name}'" + (f" of {dist}" if dist else "")
     what = f"plug-in {via} ({ep.value}, group {registry.ENTRY_POINT_GROUP})"
     module = ep.value.split(":", 1)[0].strip()
-    registered = _tracked(module, what, "", ep.load)
+    registered = _tracked(module, what, _module_file(module), ep.load)
     registry.note_origin(module, via)
     return registered
+
+
+def _module_file(module: str) -> str:
+    """A module's source file without importing it ("" when not found)."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return ""
+    return str(spec.origin or "") if spec is not None else ""
 
 
 def _record(lp: LoadedPlugin) -> LoadedPlugin:
@@ -333,8 +343,8 @@ _TLPSIM = str(Path(__file__).resolve().parents[1]) + os.sep
 
 def _internal(filename: str) -> bool:
     """Frames of the import machinery and of tlpsim (the loader, the registry): not the user's code."""
-    return (filename.startswith("<frozen ") or filename.startswith(_TLPSIM)
-            or filename.endswith(("importlib/__init__.py", "importlib/metadata/__init__.py")))
+    return (filename.startswith(("<frozen ", _TLPSIM)) or f"{os.sep}importlib{os.sep}" in filename
+            or f"{os.sep}importlib_metadata{os.sep}" in filename)
 
 
 # --------------------------------------------------------------------------- source fingerprints
