@@ -10,7 +10,7 @@ from tlpsim import _core  # noqa: E402
 _core.select()
 
 from tlpsim.errors import KernelError, TlpsimError  # noqa: E402
-from tlpsim.functional.host import (  # noqa: E402
+from tlpsim.host import (  # noqa: E402
     Device,
     LaunchRecord,
     RawKernel,

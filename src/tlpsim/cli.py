@@ -3,9 +3,7 @@ user errors (TlpsimError) print one clear message and exit with status 2."""
 
 from __future__ import annotations
 
-import functools
 import json
-import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -13,36 +11,9 @@ from pathlib import Path
 import click
 
 import tlpsim
-from tlpsim.errors import TlpsimError
+from tlpsim.cli_errors import friendly as _friendly
 from tlpsim.cli_plugins import plugin_option
 from tlpsim.report.console import table
-
-
-def _friendly(fn):
-    """Turn TlpsimError into a message (no traceback); other exceptions too, unless
-    TLPSIM_DEBUG is set."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except TlpsimError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(2)
-        except BrokenPipeError:  # output piped into `head` and the like
-            sys.stderr.close()
-            sys.exit(0)
-        except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            sys.exit(130)
-        except Exception as exc:  # noqa: BLE001 - the CLI must not show bare tracebacks
-            if os.environ.get("TLPSIM_DEBUG"):
-                raise
-            click.echo(f"internal error: {type(exc).__name__}: {exc}\n"
-                       "(set TLPSIM_DEBUG=1 to see the traceback, and please report it)", err=True)
-            sys.exit(3)
-
-    return wrapper
 
 
 @click.group()

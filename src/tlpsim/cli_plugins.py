@@ -3,11 +3,11 @@ resolves a config, and `tlpsim plugins`, the listing of every registered plug-in
 
 from __future__ import annotations
 
-import functools
 import json
 
 import click
 
+from tlpsim.cli_errors import friendly as _friendly
 from tlpsim.policies.registry import EXTENSION_POINTS, OPTIONAL_POINTS, PluginInfo, type_name
 
 PLUGIN_HELP = ("Load plug-ins from a Python file (FILE.py) or an importable module (pkg.mod) before the config "
@@ -17,18 +17,6 @@ PLUGIN_HELP = ("Load plug-ins from a Python file (FILE.py) or an importable modu
 def plugin_option(fn):
     """`--plugin FILE.py|module` (repeatable), passed to the command as `plugins`."""
     return click.option("--plugin", "plugins", multiple=True, metavar="FILE.py|MODULE", help=PLUGIN_HELP)(fn)
-
-
-def _friendly(fn):
-    """tlpsim.cli's error handling, looked up at call time (tlpsim.cli imports this module)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        from tlpsim.cli import _friendly as friendly
-
-        return friendly(fn)(*args, **kwargs)
-
-    return wrapper
 
 
 def _default(p) -> str:

@@ -5,27 +5,15 @@
 from __future__ import annotations
 
 import csv
-import functools
 import json
 import sys
 from pathlib import Path
 
 import click
 
+from tlpsim.cli_errors import friendly as _friendly
 from tlpsim.cli_plugins import plugin_option
 from tlpsim.report.console import table
-
-
-def _friendly(fn):
-    """tlpsim.cli's error handling, looked up at call time (tlpsim.cli imports this module)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        from tlpsim.cli import _friendly as friendly
-
-        return friendly(fn)(*args, **kwargs)
-
-    return wrapper
 
 
 @click.command("report")
@@ -145,7 +133,7 @@ def _fmt(v) -> str:
 def plot_cmd(db: str, metric: str, normalize: str, where: tuple, output: str, title: str) -> None:
     """Grouped bar chart of a metric per workload and configuration, normalised to
     the baseline, with a geometric-mean group (PNG, SVG or PDF by extension)."""
-    from tlpsim.report.plots import bar_data, grouped_bars
+    from tlpsim.sweep.plots import bar_data, grouped_bars
     from tlpsim.sweep.store import ResultsDB
     from tlpsim.sweep.table import parse_baseline, select
 

@@ -128,6 +128,9 @@ class L1IConfig(CacheConfig):
 
     KEY = "l1i"
 
+    perfect: bool = field(False, "every instruction fetch hits (GPGPU-Sim gpgpu_perfect_inst_const_cache); "
+                                 "false: misses fetch the line from L2")
+
 
 class L1TConfig(CacheConfig):
     """Per-SM texture cache (GPGPU-Sim gpgpu_tex_cache:l1). Defaults: GTX480, 12 KiB."""

@@ -81,6 +81,10 @@ class DRAMConfig(Section):
 
     scheduler: Literal["frfcfs", "fcfs"] = field("frfcfs", "request scheduler (gpgpu_dram_scheduler: 0 fcfs, "
                                                            "1 frfcfs)")
+    sector_columns: bool = field(True, "each requested 32-byte sector is its own column access taking a full "
+                                       "burst, as when GPGPU-Sim's sectored L2 sends one DRAM request per "
+                                       "missing sector; false: one column access per atom-aligned chunk of a "
+                                       "request")
     queue_size: int = field(64, "scheduler queue entries per partition (gpgpu_frfcfs_dram_sched_queue_size)",
                             unit="requests", ge=1, le=65536)
     return_queue_size: int = field(116, "return queue entries per partition (gpgpu_dram_return_queue_size)",

@@ -26,6 +26,10 @@ from tlpsim.config.types import Bytes, field
 __all__ = ["CollectorPorts", "FpOps", "IntOps", "OpTable", "OperandCollectorConfig", "Pipeline", "Pipelines",
            "SMConfig"]
 
+# bank counts the functional traces record shared-memory conflict degrees for
+# (tlpsim.trace.format.SHARED_BANK_COUNTS; a test keeps the two equal)
+_SHARED_BANK_COUNTS = (8, 16, 32, 64)
+
 # Classes below have a field named `int` (GPGPU-Sim's name for the integer unit);
 # annotating with this alias keeps pydantic from resolving "int" to that field.
 Int = int
@@ -143,8 +147,22 @@ class Pipelines(Section):
     dp: Pipeline = field(Pipeline(count=0, width=0), "double-precision pipelines")
     int: Pipeline = field(Pipeline(count=0, width=0), "integer pipelines")
     ldst: Pipeline = field(Pipeline(count=1, width=1), "load/store (memory) unit")
-    wb_width: Int = field(2, "results written back per cycle (gpgpu_pipeline_widths EX_WB)",
+    wb_width: Int = field(2, "result buses: arithmetic results written back per cycle (gpgpu_pipeline_widths "
+                             "EX_WB); an instruction whose writeback cycle has no free bus waits",
                           unit="instructions/cycle", ge=1, le=64)
+    collector_delay: Int = field(1, "cycles from issue until the instruction holds a collector unit (GPGPU-Sim's "
+                                    "ID_OC pipeline register); its first operand read is the cycle after",
+                                 unit="core cycles", ge=0, le=64)
+    dispatch_delay: Int = field(1, "cycles from the last operand read until the instruction enters its unit "
+                                   "(GPGPU-Sim's OC_EX register, then the unit's dispatch register, which holds it "
+                                   "for its initiation interval before the remaining latency - initiation stages)",
+                                unit="core cycles", ge=0, le=64)
+    writeback_delay: Int = field(2, "cycles from an instruction's last pipeline stage until its result is written "
+                                    "and the scoreboard released (the result port, EX_WB register and writeback "
+                                    "stage); a dependent instruction issues latency + collector_delay + "
+                                    "dispatch_delay + writeback_delay + 2 cycles later when its operands are read "
+                                    "in one cycle (GPGPU-Sim: latency + 6)",
+                                 unit="core cycles", ge=0, le=64)
 
     def problems(self) -> list[str]:
         out = []
@@ -264,8 +282,9 @@ class SMConfig(Section):
         if self.warp_size % self.simt_width:
             out.append(f"{k('warp_size')} ({self.warp_size}) must be a multiple of {k('simt_width')} "
                        f"({self.simt_width})")
-        if not is_pow2(self.shared_banks):
-            out.append(f"{k('shared_banks')} ({self.shared_banks}) must be a power of two")
+        if self.shared_banks not in _SHARED_BANK_COUNTS:
+            out.append(f"{k('shared_banks')} ({self.shared_banks}) must be one of "
+                       f"{', '.join(map(str, _SHARED_BANK_COUNTS))} (the bank counts traces record conflicts for)")
         if self.sub_core_model and self.rf_banks % self.n_schedulers:
             out.append(f"{k('rf_banks')} ({self.rf_banks}) must be a multiple of {k('n_schedulers')} "
                        f"({self.n_schedulers}) with {k('sub_core_model')}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from tlpsim.frontend.ir import Function, Reg
-from tlpsim.trace.format import SPACE_CODES, Trace
+from tlpsim.trace.format import SHARED_BANK_COUNTS, SPACE_CODES, Trace
 
 LANES = np.arange(32, dtype=np.int64)
 _SECTOR_BITS = 48  # warp position << 48 | sector number stays unique in a uint64
@@ -98,14 +98,14 @@ class TraceRecorder:
             counts = np.bincount((key >> np.uint64(_SECTOR_BITS)).astype(np.int64), minlength=nw)
             self.sectors.append(key & np.uint64((1 << _SECTOR_BITS) - 1))
             self.mem_counts.append(counts)
-            self.bank_degree.append(np.zeros(nw, dtype=np.int16))
+            self.bank_degree.append(np.zeros((nw, len(SHARED_BANK_COUNTS)), dtype=np.int16))
         return np.arange(first, first + nw, dtype=np.int32)
 
     @staticmethod
     def _bank_degree(a: np.ndarray, pos: np.ndarray, nw: int, size: int, full: bool) -> np.ndarray:
-        """Per warp, the most distinct 4-byte words any one of the 32 banks must
-        deliver (same word = broadcast). Rows of (warp, lane-words) are sorted in C,
-        so this is O(lanes) Python-side."""
+        """Per warp and per bank count of SHARED_BANK_COUNTS, the most distinct 4-byte
+        words any one bank must deliver (same word = broadcast). Rows of (warp,
+        lane-words) are sorted in C, so this is O(lanes) Python-side."""
         k = max(size // 4, 1)
         words = a >> np.uint64(2)
         if k > 1:
@@ -128,10 +128,14 @@ class TraceRecorder:
         mat = np.sort(mat, axis=1)
         distinct = np.ones(mat.shape, dtype=bool)
         np.not_equal(mat[:, 1:], mat[:, :-1], out=distinct[:, 1:])
-        rows = np.broadcast_to(np.arange(nw)[:, None], mat.shape)
-        bank = (mat & np.uint64(31)).astype(np.int64)
-        per_bank = np.bincount((rows * 32 + bank)[distinct], minlength=nw * 32).reshape(nw, 32)
-        return per_bank.max(axis=1).astype(np.int16)
+        rows = np.broadcast_to(np.arange(nw)[:, None], mat.shape)[distinct]
+        words_d = mat[distinct]
+        out = np.empty((nw, len(SHARED_BANK_COUNTS)), dtype=np.int16)
+        for c, nb in enumerate(SHARED_BANK_COUNTS):
+            bank = (words_d & np.uint64(nb - 1)).astype(np.int64)
+            per_bank = np.bincount(rows * nb + bank, minlength=nw * nb).reshape(nw, nb)
+            out[:, c] = per_bank.max(axis=1)
+        return out
 
     # ------------------------------------------------------------ value classes
 
@@ -193,7 +197,8 @@ class TraceRecorder:
             mem_size=np.concatenate(self.mem_size) if self.mem_size else np.zeros(0, dtype=np.int16),
             mem_sector_offsets=sector_offsets,
             sectors=np.concatenate(self.sectors) if self.sectors else np.zeros(0, dtype=np.uint64),
-            mem_bank_degree=np.concatenate(self.bank_degree) if self.bank_degree else np.zeros(0, dtype=np.int16),
+            mem_bank_degree=(np.concatenate(self.bank_degree) if self.bank_degree
+                             else np.zeros((0, len(SHARED_BANK_COUNTS)), dtype=np.int16)),
             warp_cta=(np.arange(self.n_warps) // max(self.warps_per_cta, 1)).astype(np.int32),
             opclasses=opclasses, meta=meta or {})
 

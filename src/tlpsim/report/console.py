@@ -7,6 +7,8 @@ from dataclasses import asdict
 
 import click
 
+from tlpsim.report.metrics import plugin_energy, plugin_totals
+
 
 def table(heads, rows) -> None:
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h)) for i, h in enumerate(heads)]
@@ -78,8 +80,6 @@ def timing_report(result) -> None:
 def plugin_report(stats: list[dict], plugins: dict | None) -> None:
     """The plug-ins' declared counters (summed over launches, with units) and the
     energy of the structures they add; nothing when no plug-in declares any."""
-    from tlpsim.sweep.metrics import plugin_energy, plugin_totals
-
     totals, units = plugin_totals(stats)
     selected = (plugins or {}).get("selected") or {}
     if totals:

@@ -9,7 +9,7 @@ import html
 import json
 
 from tlpsim.report import figures
-from tlpsim.sweep.metrics import run_metrics
+from tlpsim.report.metrics import plugin_energy, plugin_totals, run_metrics
 
 UNITS = (("scheduler", "scheduler"), ("rf", "register file"), ("smem", "scratchpad (SPM)"), ("l1d", "L1D"),
          ("l2", "L2"), ("icnt_up", "crossbar SM→L2"), ("icnt_down", "crossbar L2→SM"), ("dram", "DRAM"))
@@ -154,8 +154,6 @@ _MAX_LAUNCH_COLUMNS = 8
 def _plugins(rec: dict, stats: list[dict]) -> str | None:
     """The plug-ins section: files loaded, declared counters per launch with units,
     and the energy of the structures plug-ins add (None when there is nothing to show)."""
-    from tlpsim.sweep.metrics import plugin_energy, plugin_totals
-
     info = rec.get("plugins") or {}
     selected = info.get("selected") or {}
     totals, units = plugin_totals(stats)

@@ -18,7 +18,7 @@ from typing import Any
 
 from tlpsim.errors import TlpsimError
 from tlpsim.sweep.job import RunParams, canonical
-from tlpsim.sweep.metrics import run_metrics
+from tlpsim.report.metrics import run_metrics
 
 SCHEMA_VERSION = 1
 

@@ -53,7 +53,8 @@ def latency_tables(cfg) -> LatencyTables:
         int_lat={c: getattr(lat.int, c) for c in cols_i}, int_init={c: getattr(ini.int, c) for c in cols_i},
         fp_lat={c: getattr(lat.fp32, c) for c in cols_f}, fp_init={c: getattr(ini.fp32, c) for c in cols_f},
         dp_lat={c: getattr(lat.fp64, c) for c in cols_f}, dp_init={c: getattr(ini.fp64, c) for c in cols_f},
-        sfu_lat=lat.sfu, sfu_init=ini.sfu, simt_passes=max(1, cfg.sm.warp_size // cfg.sm.simt_width))
+        sfu_lat=lat.sfu, sfu_init=ini.sfu, simt_passes=max(1, cfg.sm.warp_size // cfg.sm.simt_width),
+        dispatch_delay=cfg.sm.pipelines.dispatch_delay, writeback_delay=cfg.sm.pipelines.writeback_delay)
 
 
 def sm_limits(cfg) -> SMLimits:
@@ -122,7 +123,8 @@ class MemorySystem:
                                              d.burst_length, d.data_rate, timing, d.scheduler, d.queue_size,
                                              ch_in, ch_out, address_map=self.amap,
                                              chips_per_channel=d.chips_per_partition,
-                                             return_queue_size=d.return_queue_size))
+                                             return_queue_size=d.return_queue_size,
+                                             sector_columns=d.sector_columns))
 
     def partition_of(self, line_addr: int) -> int:
         return self.amap.partition_of(line_addr)
@@ -199,8 +201,14 @@ def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem, plugin
     params = SMParams(max_warps=max_warps, max_ctas=max_ctas, n_schedulers=s.n_schedulers,
                       ibuf_entries=s.ibuffer_entries, units=units, issue_width=s.issue_width,
                       dual_issue_diff_units=s.dual_issue_diff_units, sub_core=s.sub_core_model,
-                      fetch_throughput=s.fetch_throughput)
+                      fetch_throughput=s.fetch_throughput, wb_width=pl.wb_width)
     params.aliases = {} if pl.dp.count else {DP: SFU}  # fp64 runs on the SFU pipes when there is no DP unit
+    ci = cfg.l1i
+    if not ci.perfect:
+        params.l1i = CachePort("l1i", CacheArray(ci.size_kb * 1024, ci.assoc, ci.line_bytes,
+                                                 ci.sector_bytes if ci.sectored else None, ci.replacement,
+                                                 _set_index(ci.set_index)),
+                               MSHR(ci.mshr_entries, ci.mshr_max_merge), ci.hit_latency)
     scheds = [make("warp_scheduler", n_slots=max_warps, index=k) for k in range(s.n_schedulers)]
     operands = make("operand_storage", n_warp_slots=max_warps)
     make("context_switcher")
@@ -216,8 +224,12 @@ def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem, plugin
     l1c = CachePort("l1c", CacheArray(c.size_kb * 1024, c.assoc, c.line_bytes,
                                       c.sector_bytes if c.sectored else None, c.replacement, _set_index(c.set_index)),
                     MSHR(c.mshr_entries, c.mshr_max_merge), c.hit_latency)
-    ldst = LdstUnit(sm_id, LdstParams(smem_latency=s.shared_latency), l1d, l1c, mem.sm_out[sm_id],
-                    mem.sm_in[sm_id], mem.amap.partition_of)  # the compiled method itself: called per request
+    ldst = LdstUnit(sm_id, LdstParams(smem_latency=s.shared_latency,
+                                      l1_pipeline=cfg.l1d.hit_latency if cfg.l1d.enabled else 0,
+                                      l1_miss_queue=cfg.l1d.miss_queue_entries),
+                    l1d, l1c, mem.sm_out[sm_id], mem.sm_in[sm_id],
+                    mem.amap.partition_of)  # the compiled method itself: called per request
+    ldst.bypass_global = cfg.l1d.enabled and cfg.l1d.bypass_global
     return SMParts(params, scheds, operands, allocator, ldst, events, ports, insts)
 
 

@@ -14,7 +14,10 @@ The model follows GPGPU-Sim's `dram_t` (dram.cc, dram_sched.cc, gpu-sim.h):
   for the GTX480, 32 B for a single x32 chip) and occupies the data bus tBurst
   cycles, starting tCL (read) or tWL (write) cycles after the command. A request
   takes one column command per atom-aligned chunk of its 128-byte line holding a
-  requested 32-byte sector (GPGPU-Sim: ceil(request bytes / atom)).
+  requested 32-byte sector (GPGPU-Sim: ceil(request bytes / atom)), or with
+  `sector_columns` a read takes one per requested sector: GPGPU-Sim's sectored L2
+  splits a line request into 32-byte sector requests, each a full burst (its
+  write-backs of dirty lines still move whole atoms).
 * Bank groups (GDDR5): column commands to the same group are tCCDL apart, to any
   bank tCCD apart; a read blocks PRE in its whole group for tRTPL. The group of a
   bank is its low bits (GTX480 `dram_bnkgrp_indexing_policy 1`) or high bits.
@@ -154,10 +157,14 @@ class _Bank:
         self.bins: dict[int, deque[_Txn]] = {}  # row -> queued requests to that row, oldest first
 
 
-def _bursts_table(atom: int) -> list[int]:
-    """Column bursts needed for each 4-bit sector mask: the atom-aligned chunks touched."""
+def _bursts_table(atom: int, per_sector: bool = False) -> list[int]:
+    """Column bursts needed for each 4-bit sector mask: the atom-aligned chunks touched,
+    or (`per_sector`) one per sector."""
     tab = []
     for mask in range(16):
+        if per_sector:
+            tab.append(max(1, bin(mask).count("1")))
+            continue
         chunks: set[int] = set()
         for s in range(4):
             if (mask >> s) & 1:
@@ -187,7 +194,7 @@ class DramChannel(Component):
                  queue_size: int, in_queue: TimedQueue, out_queue: TimedQueue,
                  address_map: AddressMap | Callable[[int], DramAddr] | None = None, chips_per_channel: int = 1,
                  return_queue_size: int | None = None, bank_group_bits: str = "low",
-                 on_complete: Callable[[MemRequest, int], None] | None = None) -> None:
+                 on_complete: Callable[[MemRequest, int], None] | None = None, sector_columns: bool = False) -> None:
         super().__init__(domain)
         self.name = f"dram[{channel_id}]"
         for what, ok in ((f"scheduler {scheduler!r}: choices are frfcfs, fcfs", scheduler in ("frfcfs", "fcfs")),
@@ -225,7 +232,8 @@ class DramChannel(Component):
         self.tWTR = t["tWL"] + tb + t["tCDLR"]
         self.tWTP = t["tWL"] + tb + t["tWR"]
         self.atom_bytes = burst_length * bus_width_bytes * chips_per_channel
-        self._bursts = _bursts_table(self.atom_bytes)
+        self._bursts = _bursts_table(self.atom_bytes, sector_columns)  # reads
+        self._wbursts = _bursts_table(self.atom_bytes)  # writes: the L2 writes back whole atoms
 
         if address_map is None:
             address_map = AddressMap.interleaved(1, n_banks, row_bytes)
@@ -327,7 +335,9 @@ class DramChannel(Component):
             raise ValueError(f"{self.name}: address {req.addr:#x} belongs to channel {a.chip}")
         if not 0 <= a.bank < self.n_banks:
             raise ValueError(f"{self.name}: address {req.addr:#x} decodes to bank {a.bank} of {self.n_banks}")
-        txn = _Txn(req, self._seq, a.bank, a.row, req.kind == WRITE, self._bursts[req.sector_mask & 15], cycle)
+        is_write = req.kind == WRITE
+        bursts = (self._wbursts if is_write else self._bursts)[req.sector_mask & 15]
+        txn = _Txn(req, self._seq, a.bank, a.row, is_write, bursts, cycle)
         self._seq += 1
         self._held += 1
         s = self.stats

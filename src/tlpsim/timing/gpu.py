@@ -11,11 +11,17 @@ from __future__ import annotations
 
 import gc
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from tlpsim.errors import ConfigError, KernelError
-from tlpsim.timing.builder import MemorySystem, build_plugin, build_sm_parts, clock_domains
+from tlpsim.timing.builder import (
+    MemorySystem,
+    build_plugin,
+    build_sm_parts,
+    clock_domains,
+)
 from tlpsim.timing.clock import PluginClock, WindowMonitor
 from tlpsim.timing.engine import Component, Engine
 from tlpsim.timing.occupancy import occupancy
@@ -28,7 +34,8 @@ from tlpsim.timing.timeline import Timeline
 from tlpsim.timing.views import KernelInfo, KernelResources, KernelView, SMView
 
 GPU_WIDE_EVENTS = ("kernel_start", "kernel_end", "window", "timer")  # a GPU-level plug-in hears these once
-BACKING_STORE_BASE = 0x7C00_0000_0000  # plug-in backing store (spills, saved contexts), beyond device memory
+BACKING_STORE_BASE = 0x7C00_0000_0000
+PROGRAM_MEM_START = 0xF000_0000  # kernels' code, 8 bytes per instruction (GPGPU-Sim's instruction memory)  # plug-in backing store (spills, saved contexts), beyond device memory
 
 
 @dataclass
@@ -50,6 +57,7 @@ class KernelRun:
     snapshot: dict = field(default_factory=dict)
     mem_rows: Any = None   # the trace's memory table as lists (timing.warp.MemRows), built once
     watch: list | None = None  # per SM: per-pc instr_issued handlers (SMEvents.watch_list), None if nobody watches
+    shared_banks: int = 32     # shared-memory banks (which conflict-degree column of the trace applies)
     info: KernelInfo | None = None
     started: bool = False  # kernel_start reported
     @property
@@ -66,7 +74,7 @@ class CtaDispatcher(Component):
 
     name = "cta_dispatcher"
 
-    def __init__(self, gpu: "GPU") -> None:
+    def __init__(self, gpu: GPU) -> None:
         super().__init__(gpu.core)
         self.gpu = gpu
 
@@ -116,6 +124,9 @@ class GPU:
         if plugins is None:
             raise ConfigError("GPU needs its resolved plug-ins: GPU(config, plugins=resolve_config(config)) "
                               "(tlpsim.policies.registry), or build it with tlpsim.session.build_gpu(config)")
+        if dense and config.monitor.watchdog_cycles == 0:
+            raise ConfigError("monitor.watchdog_cycles = 0 turns the deadlock watchdog off, but dense mode "
+                              "ticks every component every cycle and needs it to stop a deadlocked run")
         self.cfg = config
         self.plugins = plugins
         self.energy_model = energy_model
@@ -125,6 +136,7 @@ class GPU:
         self.energy_events: dict[str, int] = {}     # GPU-level plug-in energy structures -> accesses
         self._backing: dict[tuple[int, str], tuple[int, int]] = {}
         self._backing_next = BACKING_STORE_BASE
+        self._code_next = PROGRAM_MEM_START
         self.running: list[KernelRun] = []
         self._batch: list[KernelRun] = []  # the launches GPU.run simulates now
         self.finished: list[KernelRun] = []
@@ -183,6 +195,10 @@ class GPU:
         tpc = trace.block[0] * trace.block[1] * trace.block[2]
         run = KernelRun(self.kid, name or trace.kernel, static, trace,
                         KernelResources(tpc, regs_per_thread, smem_per_cta), stream)
+        run.shared_banks = self.cfg.sm.shared_banks
+        if not static.code_addr:  # load the kernel's code once: its lines stay cached across launches
+            static.code_addr = self._code_next
+            self._code_next += -(-len(static.instrs) * 8 // 256) * 256
         self.kid += 1
         lim = self.sms[0].allocator
         if not lim.fits(run.kres) and not any(sm.n_ctas for sm in self.sms):
@@ -191,9 +207,9 @@ class GPU:
                               f"{regs_per_thread} regs/thread, {smem_per_cta} B shared, {tpc} threads)")
         run.info = KernelInfo(run.kid, run.name, stream, tuple(trace.grid), tuple(trace.block), run.n_ctas,
                               trace.warps_per_cta, regs_per_thread, smem_per_cta, static, static.analyzed)
+        self.running.append(run)
         watch = [sm.events.watch_list(static) for sm in self.sms]
         run.watch = watch if any(w is not None for w in watch) else None
-        self.running.append(run)
         return run
 
     def kernel_info(self, kid: int) -> KernelInfo:

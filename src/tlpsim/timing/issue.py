@@ -13,17 +13,25 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from tlpsim.timing.regbanks import RegisterBanks
-from tlpsim.timing.static import K_ALU, K_BAR, K_BRANCH, K_EXIT, K_MEM, K_NOP, LDST, StaticInstr
+from tlpsim.timing.static import (
+    K_ALU,
+    K_BAR,
+    K_BRANCH,
+    K_EXIT,
+    K_MEM,
+    K_NOP,
+    LDST,
+    StaticInstr,
+)
 from tlpsim.timing.units import FULL_MASK, FunctionalUnits
-from tlpsim.timing.writeback import FROM_MEM
 
 if TYPE_CHECKING:
     from tlpsim.timing.barriers import Barriers
     from tlpsim.timing.events import SMEvents
     from tlpsim.timing.fetch import Fetch
     from tlpsim.timing.ldst import LdstUnit
-    from tlpsim.timing.sm import SM
     from tlpsim.timing.slots import Slots
+    from tlpsim.timing.sm import SM
     from tlpsim.timing.stats import SMStats
     from tlpsim.timing.warp import Warp
     from tlpsim.timing.writeback import Writeback
@@ -41,7 +49,7 @@ class IssueStage:
 
     def __init__(self, n_schedulers: int, policies: list[Any], units: FunctionalUnits, operands: Any,
                  banks: RegisterBanks | None, events: SMEvents, issue_width: int = 1,
-                 dual_issue_diff_units: bool = True) -> None:
+                 dual_issue_diff_units: bool = True, wb_width: int = 1 << 30) -> None:
         self.policies = policies            # one WarpScheduler plug-in per scheduler unit
         self.units = units
         self.operands = operands            # the OperandStorage plug-in
@@ -56,6 +64,8 @@ class IssueStage:
         self.n_mem_blocked = 0              # warps whose next instruction waits on a memory load
         self.block_events = events.block_events
         self.wb_delay = 0                   # extra writeback delay set by an instr_issued handler
+        self.wb_width = wb_width            # result buses
+        self.buses: dict[int, int] = {}     # cycle -> arithmetic writebacks booked
 
     # ------------------------------------------------------------ readiness
 
@@ -204,10 +214,14 @@ class IssueStage:
                 if not quiet:
                     self.sm.note_stall("collector_full")
                 return False
-            units.start(w.sched, si.unit, now, si.initiation)
+            # a result bus at its writeback cycle (GPGPU-Sim reserves one when the
+            # instruction enters its unit, which holds it in its dispatch register meanwhile)
+            ready = start + si.result_delay
+            wb = self._result_bus(ready, now)
+            units.start(w.sched, si.unit, now, si.initiation + wb - ready)
             if si.dst_mask:
                 w.pending |= si.dst_mask
-                wb_at = start + si.latency
+                wb_at = wb
         elif kind == K_MEM:
             ldst = self.ldst
             if not ldst.can_accept():
@@ -280,6 +294,20 @@ class IssueStage:
         if self.issue_width > 1 and not quiet:
             self._issue_more(w, policy, si, now)
         return True
+
+    def _result_bus(self, cycle: int, now: int) -> int:
+        """The first cycle from `cycle` with a free result bus (GPGPU-Sim reserves one of
+        the EX_WB-width buses for every arithmetic instruction's writeback), booked."""
+        buses = self.buses
+        n = buses.get(cycle, 0)
+        while n >= self.wb_width:
+            cycle += 1
+            n = buses.get(cycle, 0)
+        buses[cycle] = n + 1
+        if len(buses) > 256:  # forget the past
+            for c in [c for c in buses if c < now]:
+                del buses[c]
+        return cycle
 
     def _mask(self, w: Warp, pos: int) -> int:
         masks = w.masks

@@ -3,7 +3,12 @@ constant caches with MSHRs, and the SM's port to the interconnect.
 
 One memory warp-instruction is processed at a time; it becomes a list of accesses
 (one per 128-byte line touched, from the trace's coalesced sector sets), and the
-unit performs one access per cycle. Plug-ins issue their own requests through the
+unit performs one access per cycle. An access to the L1 data cache first crosses
+the L1's latency pipeline (GPGPU-Sim's l1_latency_queue, `l1_pipeline` stages, one
+access entering per cycle): the tag lookup happens at its end, where a hit's data
+is ready, a miss takes an MSHR and enters the miss queue towards the interconnect,
+and a refused lookup blocks the pipeline until a fill or a free slot lets it go on.
+Plug-ins issue their own requests through the
 same port (register spills and fills, preloads, context saves: `request`), which go
 ahead of waiting warp instructions, and reserve shared-memory bank cycles
 (`reserve_smem`), which shared-memory instructions then wait for. A read hit completes after the cache's hit
@@ -32,6 +37,7 @@ if TYPE_CHECKING:
 from tlpsim.trace.format import SPACE_CODES
 
 _SHARED: Final[int] = SPACE_CODES["shared"]
+_LOCAL: Final[int] = SPACE_CODES["local"]
 _CONSTLIKE = (SPACE_CODES["const"], SPACE_CODES["kparam"])
 
 
@@ -39,13 +45,28 @@ _CONSTLIKE = (SPACE_CODES["const"], SPACE_CODES["kparam"])
 class LdstParams:
     smem_latency: int = 26
     queue_entries: int = 2   # memory instructions waiting for the unit
+    # L1D accesses cross its latency pipeline (GPGPU-Sim's l1_latency_queue) before the
+    # tag lookup; misses and write-throughs then wait in its miss queue for the interconnect
+    l1_pipeline: int = 0
+    l1_miss_queue: int = 8
 
 
 class _Instr:
     """A memory warp-instruction in flight."""
 
-    __slots__ = ("warp", "dst", "accesses", "outstanding", "ready", "kind", "cache", "issued", "si", "pos",
-                 "callback")
+    __slots__ = (
+        "accesses",
+        "cache",
+        "callback",
+        "dst",
+        "issued",
+        "kind",
+        "outstanding",
+        "pos",
+        "ready",
+        "si",
+        "warp",
+    )
 
     def __init__(self, warp: Any, dst: int, accesses: list[tuple[int, int]], kind: str, cache: CachePort | None,
                  si: StaticInstr | None, pos: int = -1, callback: Callable[[int], Any] | None = None) -> None:
@@ -86,7 +107,13 @@ class LdstUnit:
         self.stalled = False
         self.inflight = 0                   # instructions waiting for miss data
         self.bypass: set[int] = set()       # kernel ids whose global accesses skip the L1
+        self.bypass_global = False          # every global load skips the L1 (local ones stay cached)
         self.l1d_handlers: list[Callable[..., Any]] = []  # l1d_access subscribers
+        # L1D accesses in its latency pipeline: (cycle of the tag lookup, instruction, line, sectors)
+        self.l1pipe: deque[tuple[int, _Instr, int, int]] = deque()
+        # L1D requests waiting for the interconnect: (cycle they may leave, request)
+        self.missq: deque[tuple[int, MemRequest]] = deque()
+        self.missq_cap = max(params.l1_miss_queue, 1)
 
     # ------------------------------------------------------------ interface to the SM
 
@@ -99,15 +126,21 @@ class LdstUnit:
         return len(self.queue) < self.p.queue_entries
 
     def accept(self, warp: Any, si: StaticInstr, mem_row: int, start: int, pos: int) -> None:
+        warp.inflight += 1  # until the unit has done with it (and its loads' data is back)
         self.queue.append((start, warp, si, mem_row, pos))
 
     def busy(self) -> bool:
-        return bool(self.queue) or self.cur is not None or self.inflight > 0 or bool(self.requests)
+        return (bool(self.queue) or self.cur is not None or self.inflight > 0 or bool(self.requests)
+                or bool(self.missq) or bool(self.l1pipe))
 
     def next_event(self, now: int) -> int | None:
         if self.stalled:
             return None  # woken by the reply or queue slot it waits for
         t = []
+        if self.l1pipe:
+            t.append(max(self.l1pipe[0][0], now + 1))
+        if self.missq and self.missq[0][0] > now:
+            t.append(self.missq[0][0])   # (a due head waits for queue room: the freed slot wakes us)
         if self.requests:
             t.append(now + 1)
         if self.queue:
@@ -119,16 +152,30 @@ class LdstUnit:
     # ------------------------------------------------------------ the cycle
 
     def tick(self, now: int) -> bool:
-        if self.cur is None and not self.queue and not self.requests and not len(self.from_icnt):
-            self.stalled = False
-            return False
         progress = False
+        missq = self.missq
+        if missq and missq[0][0] <= now:
+            progress = self._drain_misses(now)
+        if (self.cur is None and not self.queue and not self.requests and not len(self.from_icnt)
+                and not self.l1pipe):
+            self.stalled = False
+            return progress
         sm_now = now * self._period
         # replies: one per cycle
         if self.from_icnt.ready(sm_now):
             self._reply(self.from_icnt.pop(), now)
             progress = True
         self.stalled = False
+        pipe = self.l1pipe
+        if pipe and pipe[0][0] <= now:  # one tag lookup per cycle at the pipeline's end
+            _, ins, line, mask = pipe[0]
+            if self._lookup(ins, line, mask, now):
+                pipe.popleft()
+                progress = True
+            else:  # blocked until a fill or a free miss-queue slot (both wake the SM)
+                self.stalled = True
+                self.sm.note_stall("l1d_reservation_fail")
+                return progress
         if now < self.busy_until:
             return True
         if self.cur is None and self.requests:
@@ -167,6 +214,7 @@ class LdstUnit:
 
     def _decode(self, warp: Warp, si: StaticInstr, row: int, now: int, pos: int) -> _Instr | None:
         if row < 0:  # no lane executed the access (all guards false)
+            self._done_one(warp, now)
             return None
         rows = warp.mem_rows
         space = rows.space[row]
@@ -179,6 +227,7 @@ class LdstUnit:
             self.busy_until = self.smem_free = start + degree
             if dst:
                 self.sm.complete(warp, si, start + self.p.smem_latency + degree - 1, True, pos)
+            self._done_one(warp, now)
             return None
         lines: dict[int, int] = {}
         for s in rows.sectors_of(row):
@@ -187,7 +236,7 @@ class LdstUnit:
         kind = ATOMIC if si.is_atomic else (WRITE if si.is_store else READ)
         if space in _CONSTLIKE:
             cache = self.l1c
-        elif self.bypass and warp.run.kid in self.bypass:
+        elif (self.bypass and warp.run.kid in self.bypass) or (self.bypass_global and space != _LOCAL):
             cache = None
         else:
             cache = self.l1d
@@ -196,6 +245,7 @@ class LdstUnit:
         if not accesses:
             if ins.dst:
                 self.sm.complete(warp, si, now + 1, True, pos)
+            self._done_one(warp, now)
             return None
         return ins
 
@@ -208,13 +258,63 @@ class LdstUnit:
         self.stats.mem_requests += 1
         return True
 
+    def _missq_room(self) -> bool:
+        return len(self.missq) < self.missq_cap
+
+    def _send_l1(self, kind: str, line: int, mask: int, token: Any, now: int) -> bool:
+        """A request from the L1 data cache into its miss queue (False when that is full);
+        it leaves for the interconnect from the next cycle, when there is room."""
+        if len(self.missq) >= self.missq_cap:
+            return False
+        req = MemRequest(kind, line, mask, self.sm_id, self.partition_of(line), token, now * self._period)
+        self.missq.append((now + 1, req))
+        return True
+
+    def _drain_misses(self, now: int) -> bool:
+        """Move the miss queue's head into the interconnect if it has room (one a cycle,
+        as GPGPU-Sim's L1 cycle())."""
+        out = self.to_icnt
+        if not out.can_push():
+            return False
+        _, req = self.missq.popleft()
+        out.push(req, now * self._period)
+        self.stats.mem_requests += 1
+        return True
+
     def _access(self, ins: _Instr, line: int, mask: int, now: int) -> bool:
-        """Perform one line access; False when it must be retried (reservation fail)."""
+        """Perform (or start) one line access; False when it must be retried."""
         kind = ins.kind
+        if ins.cache is not None and ins.cache is self.l1d and kind != ATOMIC and self.p.l1_pipeline > 0:
+            # into the L1's latency pipeline; the lookup happens at its end (_lookup)
+            if len(self.l1pipe) >= self.p.l1_pipeline:
+                return False
+            self.l1pipe.append((now + self.p.l1_pipeline, ins, line, mask))
+            ins.outstanding += 1  # (a store's until it has left for the L2: its warp is not done before)
+            return True
+        return self._lookup(ins, line, mask, now)
+
+    def _lookup(self, ins: _Instr, line: int, mask: int, now: int) -> bool:
+        """The access at its cache (after the L1 pipeline for the L1D); False when it
+        must be retried (reservation fail or a full queue)."""
+        kind = ins.kind
+        piped = ins.cache is self.l1d and self.p.l1_pipeline > 0
         if kind == WRITE:
+            # a warp's store is acknowledged by the L2; a plug-in's is not tracked
+            ack = ("ack", ins.warp) if ins.warp is not None else None
             if ins.cache is not None:
+                if not self._missq_room():
+                    return False
                 ins.cache.write(line, mask, now)
-            return self._send(WRITE, line, mask, None, now)
+                sent = self._send_l1(WRITE, line, mask, ack, now)
+            else:
+                sent = self._send(WRITE, line, mask, ack, now)
+            if sent:
+                if ack is not None:
+                    ins.warp.inflight += 1
+                if piped:
+                    ins.outstanding -= 1
+                    self._settle(ins, now)
+            return sent
         if kind == ATOMIC:
             if not self._send(ATOMIC, line, mask, ins, now):
                 return False
@@ -226,13 +326,14 @@ class LdstUnit:
                 return False
             ins.outstanding += 1
             return True
-        outcome, value = cache.read(line, mask, ins, now, can_send=self.to_icnt.can_push)
+        const = cache is self.l1c
+        outcome, value = cache.read(line, mask, ins, now,
+                                    can_send=self.to_icnt.can_push if const else self._missq_room)
         if self.l1d_handlers and cache is self.l1d and ins.warp is not None:
             evicted = cache.last_evicted if outcome == "miss" else -1
             for h in self.l1d_handlers:
                 h(ins.warp.view, line, outcome, evicted, now)
         st = self.stats
-        const = cache is self.l1c
         if outcome != "fail":
             if const:
                 st.l1c_accesses += 1
@@ -241,21 +342,30 @@ class LdstUnit:
         if outcome == "hit":
             if not const:
                 st.l1d_hits += 1
-            ins.ready = max(ins.ready, value)
+            if piped:  # the pipeline was the hit latency: the data is ready now
+                ins.outstanding -= 1
+                if now > ins.ready:
+                    ins.ready = now
+                self._settle(ins, now)
+            elif value > ins.ready:
+                ins.ready = value
             return True
         if outcome == "merged":
             if not const:
                 st.l1d_pending_hits += 1
-            ins.outstanding += 1
+            if not piped:  # (a piped access holds its count until the fill)
+                ins.outstanding += 1
             return True
         if outcome == "miss":
             if const:
                 st.l1c_misses += 1
             else:
                 st.l1d_misses += 1
-            ok = self._send(READ, line, value, ("fill", cache, line), now)
+            ok = (self._send(READ, line, value, ("fill", cache, line), now) if const
+                  else self._send_l1(READ, line, value, ("fill", cache, line), now))
             assert ok, "CachePort.read reports a miss only when the queue has room"
-            ins.outstanding += 1
+            if not piped:
+                ins.outstanding += 1
             return True
         return False  # "fail": set, MSHR, merge or queue full
 
@@ -265,12 +375,22 @@ class LdstUnit:
             cache = cast(CachePort, token[1])
             for ins in cache.fill(token[2], req.sector_mask, now):
                 self._arrived(ins, now)
+        elif isinstance(token, tuple) and token[0] == "ifill":  # an instruction line for the fetch stage
+            cache = cast(CachePort, token[1])
+            self.sm.fetch.arrived(cache.fill(token[2], req.sector_mask, now))
+        elif isinstance(token, tuple) and token[0] == "ack":  # a store's acknowledgment
+            self._done_one(token[1], now)
         elif token is not None:
             self._arrived(token, now)
 
     def _arrived(self, ins: _Instr, now: int) -> None:
         ins.outstanding -= 1
-        ins.ready = max(ins.ready, now + 1)
+        if now + 1 > ins.ready:
+            ins.ready = now + 1
+        self._settle(ins, now)
+
+    def _settle(self, ins: _Instr, now: int) -> None:
+        """Finish an instruction that has issued every access and has none outstanding."""
         if ins.outstanding == 0 and not ins.accesses and ins is not self.cur:
             self.inflight -= 1
             self._finish(ins, now)
@@ -278,10 +398,25 @@ class LdstUnit:
     def _finish(self, ins: _Instr, now: int) -> None:
         if ins.callback is not None:
             ins.callback(max(ins.ready, now + 1) if ins.kind != WRITE else now)
-        elif ins.dst:
+            return
+        if ins.dst:
             self.sm.complete(ins.warp, ins.si, max(ins.ready, now + 1), True, ins.pos)
+        self._done_one(ins.warp, now)
+
+    def _done_one(self, w: Any, now: int) -> None:
+        """One of warp `w`'s outstanding memory operations completed."""
+        w.inflight -= 1
+        if w.done and not w.inflight:
+            self.sm.slots.drained(w, now)
 
     # ------------------------------------------------------------ plug-in access to the port
+
+    def send_fetch(self, line: int, mask: int, l1i: CachePort, now: int) -> None:
+        """An instruction-cache miss: request the line from L2 (the caller checked
+        that the request queue has room)."""
+        ok = self._send(READ, line, mask, ("ifill", l1i, line), now)
+        assert ok, "CachePort.read reports a miss only when the queue has room"
+        self.stats.ifetch_requests += 1
 
     def can_request(self) -> bool:
         return len(self.requests) < self.request_queue_entries

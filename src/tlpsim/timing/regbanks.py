@@ -23,7 +23,7 @@ from typing import Any
 class RegisterBanks:
     def __init__(self, n_banks: int, collectors: dict[str, int], stats: Any, read_ports: int = 1,
                  write_ports: int = 1, use_warp_id: bool = True, n_schedulers: int = 1,
-                 sub_core: bool = False, shared_collectors: bool = False) -> None:
+                 sub_core: bool = False, shared_collectors: bool = False, read_delay: int = 0) -> None:
         self.n_banks = n_banks
         self.bank_free = [0] * n_banks  # first cycle each bank has a free read port
         self.bank_reads = [0] * n_banks  # reads booked in that cycle (read_ports > 1)
@@ -32,6 +32,7 @@ class RegisterBanks:
         self.bank_writes = [0] * n_banks
         self.write_ports = write_ports
         self.shift = 1 if use_warp_id else 0
+        self.first_read = 1 + read_delay  # first operand read, cycles after issue (collector allocation first)
         # sub-core: scheduler s owns banks [s*per, (s+1)*per)
         self.per_sched = n_banks // n_schedulers if sub_core else n_banks
         self.sched_base = [s * self.per_sched if sub_core else 0 for s in range(max(n_schedulers, 1))]
@@ -90,7 +91,7 @@ class RegisterBanks:
         shift = slot * self.shift
         bank_free = self.bank_free
         ports = self.read_ports
-        first_free = done = now + 1  # operands are read starting the cycle after issue
+        first_free = done = now + self.first_read
         conflicts = 0
         for r in src_regs:
             b = (shift + r) % per + base

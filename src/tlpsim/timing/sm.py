@@ -39,7 +39,8 @@ class SMParams:
 
     def __init__(self, *, max_warps: int = 48, max_ctas: int = 8, n_schedulers: int = 2, ibuf_entries: int = 2,
                  units: dict[str, int] | None = None, l1d: Any = None, issue_width: int = 1,
-                 dual_issue_diff_units: bool = True, sub_core: bool = False, fetch_throughput: int = 1) -> None:
+                 dual_issue_diff_units: bool = True, sub_core: bool = False, fetch_throughput: int = 1,
+                 wb_width: int = 1 << 30, l1i: Any = None) -> None:
         self.max_warps = max_warps          # slot tables (the allocator's max_contexts)
         self.max_ctas = max_ctas
         self.n_schedulers = n_schedulers
@@ -51,6 +52,8 @@ class SMParams:
         self.dual_issue_diff_units = dual_issue_diff_units
         self.sub_core = sub_core
         self.fetch_throughput = fetch_throughput
+        self.wb_width = wb_width            # result buses (arithmetic writebacks per cycle)
+        self.l1i = l1i                      # the instruction cache (a CachePort), None = perfect
 
 
 class SM(Component):
@@ -74,17 +77,17 @@ class SM(Component):
         ldst.attach(self, self.stats)
         self.units = FunctionalUnits(params.units, params.aliases, params.n_schedulers, params.sub_core, SP)
         self.issue = IssueStage(params.n_schedulers, schedulers, self.units, operands, self._banks, ev,
-                                params.issue_width, params.dual_issue_diff_units)
+                                params.issue_width, params.dual_issue_diff_units, params.wb_width)
         self.slots = Slots(sm_id, params.max_ctas, params.max_warps, params.n_schedulers, allocator, ev, on_cta_done,
                            keep_masks, keep_vclass)
-        self.fetch = Fetch(params.ibuf_entries, params.fetch_throughput)
+        self.fetch = Fetch(params.ibuf_entries, params.fetch_throughput, params.l1i)
         self.barriers = Barriers()
         self.wb = Writeback(operands, self._banks, ev)
         # wiring: each unit knows the neighbours it hands work to
         iss, sl, fe, ba, wb = self.issue, self.slots, self.fetch, self.barriers, self.wb
         iss.sm, iss.slots, iss.fetch, iss.barriers, iss.wb, iss.ldst, iss.stats = self, sl, fe, ba, wb, ldst, self.stats
         sl.issue, sl.fetch, sl.barriers, sl.stats = iss, fe, ba, self.stats
-        fe.issue = iss
+        fe.issue, fe.ldst = iss, ldst
         ba.issue, ba.fetch, ba.slots = iss, fe, sl
         wb.issue = iss
         self.last_class = IDLE
@@ -229,7 +232,7 @@ class SM(Component):
                     else:
                         structural = True
         # 4. fetch
-        if self.fetch.tick(slots.warps):
+        if self.fetch.tick(slots.warps, now):
             progress = True
         # 5. statistics of this cycle
         n_warps = slots.n_warps

@@ -6,7 +6,10 @@ Registers are the physical 32-bit registers of the analyses' allocator
 (`tlpsim.analysis.regalloc`): a 64-bit value is two consecutive registers, and a
 register read twice by one instruction is read once (as GPGPU-Sim's collector
 units do). Predicates have scoreboard bits after the registers' but are not in
-`src_regs`/`dst_regs`: they live outside the register-file banks."""
+`src_regs`/`dst_regs`: they live outside the register-file banks. A destination no
+later instruction reads (dead after it, by GPU-aware liveness) is not written — the
+machine code writes such results to the zero register (an atomic whose old value is
+unused) — so it takes no register, no scoreboard bit and no write."""
 
 from __future__ import annotations
 
@@ -31,19 +34,12 @@ K_EXIT: Final = 3
 K_BRANCH: Final = 4
 K_NOP: Final = 5
 
-_INT_CLASS = {  # GPGPU-Sim latency-table column for integer ops
-    "add": "add", "sub": "add", "addc": "add", "subc": "add", "and": "add", "or": "add", "xor": "add",
-    "not": "add", "cnot": "add", "shl": "add", "shr": "add", "mov": "add", "selp": "add", "setp": "add",
-    "set": "add", "cvt": "add", "cvta": "add", "neg": "add", "abs": "add", "bfe": "add", "bfi": "add",
-    "prmt": "add", "lop3": "add", "shf": "add", "slct": "add", "popc": "add", "clz": "add", "brev": "add",
-    "bfind": "add", "fns": "add", "bmsk": "add", "szext": "add", "copysign": "add", "testp": "add",
-    "min": "max", "max": "max", "mul": "mul", "mul24": "mul", "mad": "mad", "mad24": "mad", "madc": "mad",
-    "sad": "mad", "dp4a": "mad", "dp2a": "mad", "div": "div", "rem": "div",
-    "shfl": "shfl", "vote": "add", "match": "shfl", "redux": "shfl", "activemask": "add", "elect": "add",
-}
-_FP_CLASS = {"add": "add", "sub": "add", "min": "max", "max": "max", "mul": "mul", "mad": "mad", "fma": "mad",
-             "div": "div", "neg": "add", "abs": "add", "cvt": "add", "setp": "add", "set": "add", "selp": "add",
-             "testp": "add", "copysign": "add", "slct": "add", "mov": "add"}
+# GPGPU-Sim's latency-table column per opcode (cuda-sim.cc set_opcode_and_latency): the
+# type picks the table (.f32 fp, .f64 dp, anything else int); every opcode not named
+# here — mov, setp, selp, cvt, logic, shifts, neg, abs, ... — has latency 1 and
+# initiation 1 on the SP pipes
+_TABLE_COLUMN = {"add": "add", "addc": "add", "sub": "add", "subc": "add", "max": "max", "min": "max",
+                 "mul": "mul", "mad": "mad", "madc": "mad", "fma": "mad", "div": "div", "shfl": "shfl"}
 _SFU_OPS = frozenset({"sin", "cos", "ex2", "lg2", "rcp", "sqrt", "rsqrt", "tanh"})
 
 
@@ -63,8 +59,10 @@ class LatencyTables:
     branch_lat: int = 1
     mem_issue_init: int = 1
     simt_passes: int = 1   # warp_size / simt_width: an arithmetic instruction occupies its pipe this many times
+    dispatch_delay: int = 0   # operands collected -> the unit's dispatch register (sm.pipelines.dispatch_delay)
+    writeback_delay: int = 0  # last pipeline stage -> scoreboard release (sm.pipelines.writeback_delay)
     @classmethod
-    def fermi(cls) -> "LatencyTables":
+    def fermi(cls) -> LatencyTables:
         cols_i = ("add", "max", "mul", "mad", "div", "shfl")
         cols_f = ("add", "max", "mul", "mad", "div")
         return cls(
@@ -90,6 +88,8 @@ class StaticInstr:
     is_atomic: bool
     opclass: str
     long_wait: bool = False  # a global/local/generic load or a barrier: long latency to warp schedulers
+    op: str = ""             # the PTX opcode without modifiers ("fma", "ld", "bra"), for plug-in filters
+    result_delay: int = 0    # arithmetic: cycles from operands collected to the scoreboard release
 
 
 class StaticKernel:
@@ -108,14 +108,17 @@ class StaticKernel:
         self.n_regs = allocation.n_regs      # physical 32-bit registers per thread
         self.instrs: list[StaticInstr] = [self._decode(ins, tables, space_of) for ins in fn.instructions]
         self._live: dict[int, int] = {}
+        self.code_addr = 0   # address of its first instruction (8 bytes each), set when the GPU loads it
 
-    def _regs(self, ops, gprs: list[int], preds: list[int]) -> None:
-        """Physical registers (and predicate ids) of the register operands in `ops`."""
+    def _regs(self, ops, gprs: list[int], preds: list[int], live: frozenset[str] | None = None) -> None:
+        """Physical registers (and predicate ids) of the register operands in `ops`;
+        with `live`, plain register operands not in it are skipped (dead results)."""
         for op in ops:
             if isinstance(op, Reg):
-                self._reg(op.name, gprs, preds)
+                if live is None or op.name in live:
+                    self._reg(op.name, gprs, preds)
             elif isinstance(op, Vec):
-                self._regs(op.elems, gprs, preds)
+                self._regs(op.elems, gprs, preds, live)
             elif isinstance(op, Address) and isinstance(op.base, Reg):
                 self._reg(op.base.name, gprs, preds)
 
@@ -130,6 +133,16 @@ class StaticKernel:
             if p not in preds:
                 preds.append(p)
 
+    def _liveness(self):
+        if self.analyzed is not None:
+            return self.analyzed.liveness
+        from tlpsim.analysis.liveness import liveness
+
+        return liveness(self.fn, gpu_aware=True)
+
+    def _live_out(self, pc: int) -> frozenset[str]:
+        return self._liveness().live_out(pc)
+
     def live_regs(self, pc: int) -> int:
         """32-bit registers per thread live before instruction `pc` for any lane of a
         warp about to issue it (GPU-aware liveness; 0 past the end)."""
@@ -138,13 +151,29 @@ class StaticKernel:
             if pc < 0 or pc >= len(self.instrs):
                 n = 0
             else:
-                from tlpsim.analysis.liveness import liveness, register_units
+                from tlpsim.analysis.liveness import register_units
 
-                live = self.analyzed.liveness if self.analyzed is not None else liveness(self.fn, gpu_aware=True)
+                live = self._liveness()
                 units = register_units(self.fn)
                 n = sum(units.get(r, 1) for r in live.warp_live_in(pc, rf_only=True))
             self._live[pc] = n
         return n
+
+    @staticmethod
+    def _alu_timing(base: str, typ: str | None, t: LatencyTables) -> tuple[str, int, int]:
+        """Pipeline, latency and initiation of an arithmetic opcode, as GPGPU-Sim assigns them."""
+        col = _TABLE_COLUMN.get(base)
+        if col is None:
+            return SP, 1, 1
+        if col == "shfl":
+            return SP, t.int_lat["shfl"], t.int_init["shfl"]
+        if typ == "f32":
+            lat, init, unit = t.fp_lat[col], t.fp_init[col], SP
+        elif typ == "f64":
+            lat, init, unit = t.dp_lat[col], t.dp_init[col], DP
+        else:
+            lat, init, unit = t.int_lat[col], t.int_init[col], SP
+        return (SFU if col == "div" else unit), lat, init
 
     def _decode(self, ins, t: LatencyTables, space_of) -> StaticInstr:
         base = ins.base
@@ -155,9 +184,10 @@ class StaticKernel:
             self._reg(ins.guard.name, srcs, src_preds)
         dsts: list[int] = []
         dst_preds: list[int] = []
-        self._regs(ins.dsts, dsts, dst_preds)
+        stores = base in ("st", "red", "sust")
+        self._regs(ins.dsts, dsts, dst_preds, None if stores else self._live_out(ins.index))
         # an address operand in the destination position (st) is a read
-        if base in ("st", "red", "sust"):
+        if stores:
             for r in dsts:
                 if r not in srcs:
                     srcs.append(r)
@@ -165,7 +195,7 @@ class StaticKernel:
             dsts, dst_preds = [], []
         kind = K_ALU
         unit = SP
-        lat, init = t.int_lat["add"], t.int_init["add"]
+        lat, init = 1, 1
         oc = ins.opclass
         space = None
         if oc in ("mem", "atomic"):
@@ -179,20 +209,16 @@ class StaticKernel:
             kind, unit, lat, init = K_BRANCH, SP, t.branch_lat, 1
         elif base in ("membar", "fence", "nanosleep", "pmevent", "brkpt") or (base == "bar" and "warp" in ins.mods):
             kind, unit, lat, init = K_NOP, SP, 1, 1
-        elif oc == "fp64":
-            col = _FP_CLASS.get(base, "add")
-            unit, lat, init = DP, t.dp_lat[col], t.dp_init[col]
-        elif oc == "sfu" or base in _SFU_OPS:
+        elif base in _SFU_OPS:
             unit, lat, init = SFU, t.sfu_lat, t.sfu_init
-        elif oc == "fp32":
-            col = _FP_CLASS.get(base, "add")
-            lat, init = t.fp_lat[col], t.fp_init[col]
         else:
-            col = _INT_CLASS.get(base, "add")
-            lat, init = t.int_lat[col], t.int_init[col]
+            unit, lat, init = self._alu_timing(base, ins.type, t)
         if kind == K_ALU and t.simt_passes > 1:  # narrower SIMT lanes: the warp takes several passes
             init *= t.simt_passes
             lat += t.simt_passes - 1
+        # into the unit, through it (its initiation interval in the dispatch register, then
+        # latency - initiation stages), and the result's way back to the scoreboard
+        result_delay = t.dispatch_delay + lat + t.writeback_delay
         npr = self.n_regs
         src_mask = 0
         for r in srcs:
@@ -208,4 +234,4 @@ class StaticKernel:
         return StaticInstr(ins.index, kind, unit, lat, init, src_mask, dst_mask, tuple(srcs), tuple(dsts), space,
                            is_store, oc == "atomic" or base == "red", oc,
                            (kind == K_MEM and not is_store and space in ("global", "local", "generic"))
-                           or kind == K_BAR)
+                           or kind == K_BAR, base, result_delay)

@@ -40,6 +40,7 @@ class SMStats:
     l1c_accesses: int = 0
     l1c_misses: int = 0
     mem_requests: int = 0          # packets sent to the interconnect
+    ifetch_requests: int = 0       # instruction-cache lines requested from L2
     ctas_done: int = 0
     unit_ops: dict[str, int] = field(default_factory=dict)   # pipeline -> warp instructions executed
     opclass_insts: dict[str, int] = field(default_factory=dict)
@@ -93,7 +94,7 @@ class EnergyStats:
         return sum(self.structure_j(n) for n in names) / self.total_j if self.total_j else 0.0
 
     @classmethod
-    def combine(cls, records: list) -> "EnergyStats":
+    def combine(cls, records: list) -> EnergyStats:
         """Run-level aggregate of launch records (energies and times add; the powered
         fractions are time-weighted)."""
         out = cls(technology_node=",".join(sorted({r.technology_node for r in records})))

@@ -12,7 +12,8 @@ Memory table (one row per memory warp instruction): `mem_space` (SPACE_CODES),
 `mem_size` (bytes per lane), `mem_sector_offsets` (CSR into `sectors`, the
 distinct 32-byte sectors touched, for global/local/const/generic accesses) and
 `mem_bank_degree` (shared-memory bank-conflict degree: the most distinct 4-byte
-words any one bank must deliver; 1 = conflict-free).
+words any one bank must deliver; 1 = conflict-free), one column per bank count of
+SHARED_BANK_COUNTS, so the timing model can use the configured number of banks.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-TRACE_FORMAT_VERSION = 1
-
+TRACE_FORMAT_VERSION = 2
+SHARED_BANK_COUNTS = (8, 16, 32, 64)  # columns of mem_bank_degree
 SPACE_CODES = {"global": 0, "shared": 1, "local": 2, "const": 3, "param": 4, "kparam": 5, "generic": 6}
 SPACE_NAMES = {v: k for k, v in SPACE_CODES.items()}
 VALUE_CLASSES = ("uniform", "stride1", "stride4", "half_uniform", "half_stride1", "half_stride4", "other", "partial")
@@ -83,6 +84,13 @@ class Trace:
                 out[cls] = out.get(cls, 0) + n
         return out
 
+    def bank_degrees(self, banks: int) -> np.ndarray:
+        """Shared-memory conflict degree of every memory row with `banks` banks."""
+        if banks not in SHARED_BANK_COUNTS:
+            raise ValueError(f"the trace records shared-memory bank conflicts for {SHARED_BANK_COUNTS} banks, "
+                             f"not {banks}")
+        return self.mem_bank_degree[:, SHARED_BANK_COUNTS.index(banks)]
+
     def warp_rows(self, w: int) -> slice:
         return slice(int(self.warp_offsets[w]), int(self.warp_offsets[w + 1]))
 
@@ -111,7 +119,7 @@ class Trace:
             "footprint_bytes": int(np.unique(self.sectors).size) * 32,
             "avg_sectors_per_global_access": float(per_access.mean()) if per_access.size else 0.0,
             "shared_accesses": int(shared.sum()),
-            "avg_shared_bank_degree": float(self.mem_bank_degree[shared].mean()) if shared.any() else 0.0,
+            "avg_shared_bank_degree": float(self.bank_degrees(32)[shared].mean()) if shared.any() else 0.0,
             "value_classes": {VALUE_CLASSES[k]: int(v) for k, v in
                               enumerate(np.bincount(self.vclass[self.vclass >= 0], minlength=len(VALUE_CLASSES)))
                               if v},

@@ -59,7 +59,7 @@ class Workload:
         return KERNEL_DIR / self.source
 
     def execute(self, size: str = "small", seed: int = 1) -> WorkloadResult:
-        from tlpsim.functional.host import Device
+        from tlpsim.host import Device
 
         if size not in SIZES:
             raise TlpsimError(f"unknown size {size!r}; choose one of {', '.join(SIZES)}")

@@ -55,7 +55,8 @@ class BankedRegisterFile(OperandStorage):
             write_ports=s.rf_bank_write_ports if s is not None else 1,
             use_warp_id=s.rf_bank_use_warp_id if s is not None else True,
             n_schedulers=s.n_schedulers if s is not None else 1,
-            sub_core=s.sub_core_model if s is not None else False, shared_collectors=shared)
+            sub_core=s.sub_core_model if s is not None else False, shared_collectors=shared,
+            read_delay=s.pipelines.collector_delay if s is not None else 0)
         self.compiled_banks: RegisterBanks | None = None
         if type(self) is BankedRegisterFile:
             # the SM's calls go straight to the compiled methods (no Python frame per

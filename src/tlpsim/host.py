@@ -7,7 +7,9 @@
     c.get()
 
 `Device` selects the simulated GPU (a context manager); every launch appends a
-`LaunchRecord` to `Device.launches`.
+`LaunchRecord` to `Device.launches`. This layer sits above the functional model
+(which executes launches and records traces) and the timing session (which replays
+them): neither of those imports it.
 """
 
 from __future__ import annotations
@@ -99,7 +101,7 @@ class Device:
         self._timing = None
         self._pending: list = []  # timing launches not simulated yet (explicit streams)
         if mode == "timing":
-            from tlpsim.session import TimingSession
+            from tlpsim.session import TimingSession  # the timing layer only when it is used
 
             self._timing = TimingSession(self.config, dense=dense)  # dense: tick every cycle (reference)
             self.memory.host_write_hooks.append(self._timing.host_copy)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from tlpsim.errors import TlpsimError
 from tlpsim.sweep.job import canonical
-from tlpsim.sweep.metrics import geomean, run_metrics
+from tlpsim.report.metrics import geomean, run_metrics
 from tlpsim.sweep.store import params_key
 from tlpsim.sweep.table import baseline_key, is_baseline
 
