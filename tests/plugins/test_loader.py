@@ -138,12 +138,16 @@ def test_missing_files_modules_and_bad_names(tmp_path, monkeypatch):
         load("  ")
 
 
-def test_carried_source_loads_where_the_file_is_absent(tmp_path):
-    name = _name()
+def test_carried_source_loads_where_the_file_is_absent_or_differs(tmp_path):
+    name, other = _name(), _name()
     path = str(tmp_path / "elsewhere" / "p.py")
     lp = load(path, sources={path: counting_source(name)})
     assert lp.registered == (("warp_scheduler", name),)
     assert external.sources([path]) == {path: counting_source(name)}
+    here = write_plugin(tmp_path / "here.py", other, "edited after the sweep started")
+    lp = load(str(here), sources={str(here): counting_source(other, "as hashed by the driver")})
+    assert external.sources([str(here)]) == {str(here): counting_source(other, "as hashed by the driver")}
+    assert lp.digest != load(str(here)).digest  # without carried text the file itself is loaded
 
 
 def test_env_specs_split_on_pathsep():

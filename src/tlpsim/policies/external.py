@@ -41,7 +41,7 @@ from typing import Any
 from tlpsim.errors import ConfigError, TlpsimError
 from tlpsim.policies import registry
 
-__all__ = ["ENV", "LoadedPlugin", "PluginLoadError", "activate", "class_digest", "env_specs", "fingerprint",
+__all__ = ["ENV", "RUN_PLUGINS", "LoadedPlugin", "PluginLoadError", "activate", "class_digest", "env_specs", "fingerprint",
            "is_file_spec", "load", "load_all", "load_entry_point", "loaded", "normalize", "sources"]
 
 #: environment variable naming plug-in files/modules to load in every process
@@ -150,7 +150,9 @@ def load_all(specs: Iterable[str], *, origin: str = "--plugin", base: str | os.P
 def load(spec: str, *, origin: str = "--plugin", base: str | os.PathLike | None = None,
          sources: Mapping[str, str] | None = None) -> LoadedPlugin:
     """Load one plug-in file or module (see the module docstring). `sources`
-    ({absolute path: text}) supplies a file's text when the file is not on this host."""
+    ({absolute path: text}) supplies a file's text, used instead of the file: what a
+    sweep's driver loaded, for workers on hosts without the file (or with another
+    version of it)."""
     spec = normalize(spec, base, origin)
     registry.load_plugins()  # built-ins first: a plug-in may subclass them, and duplicate names are caught
     if is_file_spec(spec):
@@ -166,13 +168,13 @@ def _module_name(path: str) -> str:
 def _load_file(path: str, origin: str, carried: str | None) -> LoadedPlugin:
     p = Path(path)
     what = f"plug-in file {path} (from {origin})"
-    if p.is_file():
+    if carried is not None:  # the text the sweep's driver hashed, even if the file changed since
+        data = carried.encode("utf-8")
+    elif p.is_file():
         try:
             data = p.read_bytes()
         except OSError as exc:
             raise PluginLoadError(f"cannot read {what}: {exc.strerror or exc}") from None
-    elif carried is not None:
-        data = carried.encode("utf-8")
     elif p.exists():
         raise PluginLoadError(f"{what} is not a file")
     else:
@@ -189,7 +191,7 @@ def _load_file(path: str, origin: str, carried: str | None) -> LoadedPlugin:
     folder = str(p.parent)
     if folder not in sys.path:
         sys.path.append(folder)  # modules next to the plug-in are importable, as for a script
-    if not p.is_file():  # carried text: let tracebacks and inspect show its lines
+    if carried is not None:  # let tracebacks and inspect show the lines that ran
         linecache.cache[path] = (len(text), None, text.splitlines(True), path)
 
     def run() -> None:
@@ -250,7 +252,7 @@ def _module_file(module: str) -> str:
     """A module's source file without importing it ("" when not found)."""
     try:
         spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
+    except Exception:  # noqa: BLE001 - a broken parent package: the import reports it
         return ""
     return str(spec.origin or "") if spec is not None else ""
 
