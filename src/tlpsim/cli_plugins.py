@@ -8,7 +8,12 @@ import json
 import click
 
 from tlpsim.cli_errors import friendly as _friendly
-from tlpsim.policies.registry import EXTENSION_POINTS, OPTIONAL_POINTS, PluginInfo, type_name
+from tlpsim.policies.registry import (
+    EXTENSION_POINTS,
+    OPTIONAL_POINTS,
+    PluginInfo,
+    type_name,
+)
 
 PLUGIN_HELP = ("Load plug-ins from a Python file (FILE.py) or an importable module (pkg.mod) before the config "
                "resolves (repeatable; TLPSIM_PLUGINS adds more, separated by ':').")

@@ -98,16 +98,16 @@ def test_module_plugin_and_package(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("text, message", [
     ("from tlpsim.policies.registry import register\n\ndef f(:\n    pass\n",
-     r"^cannot load plug-in file (\S+)/bad\.py \(from --plugin\): \1/bad\.py, line 3: SyntaxError: "
-     r"invalid syntax\n    def f\(:\n          \^$"),
+     (r"^cannot load plug-in file (\S+)/bad\.py \(from --plugin\): \1/bad\.py, line 3: SyntaxError: "
+      r"invalid syntax\n    def f\(:\n          \^$")),
     ('"""doc"""\nimport os\nimport no_such_package_zz\n',
      r"bad\.py, line 3: ModuleNotFoundError: No module named 'no_such_package_zz'$"),
     ("X = 1\n", r"bad\.py \(from --plugin\) registers no plug-in: decorate a class with @register\(point, name\)"),
-    ("from tlpsim.policies.registry import register\nfrom tlpsim.policies.warp.base import WarpScheduler\n\n"
-     "@register('warp_scheduler', 'gto')\nclass Mine(WarpScheduler):\n    pass\n",
+    (("from tlpsim.policies.registry import register\nfrom tlpsim.policies.warp.base import WarpScheduler\n\n"
+      "@register('warp_scheduler', 'gto')\nclass Mine(WarpScheduler):\n    pass\n"),
      r"bad\.py, line 4: warp_scheduler 'gto' is already registered by tlpsim\.policies\.warp\.gto"),
-    ("import helper_zz_{}\n", r"bad\.py, line 1: ZeroDivisionError: division by zero \(raised in \S+helper_zz_\w+\.py, "
-                             r"line 2\)$"),
+    ("import helper_zz_{}\n", (r"bad\.py, line 1: ZeroDivisionError: division by zero "
+                              r"\(raised in \S+helper_zz_\w+\.py, line 2\)$")),
 ])
 def test_load_errors_name_the_file_and_line(tmp_path, text, message):
     helper = f"helper_zz_{uuid.uuid4().hex[:6]}"

@@ -153,7 +153,8 @@ def test_spec_plugins_resolve_against_the_spec_and_reach_every_run(tmp_path, mon
 @pytest.mark.parametrize("text, message", [
     ('workloads = ["vecadd"]\n[overrides]\n"sm.warp_scheduler" = "gto"\nplugins = ["a.py"]\n',
      r"s\.toml: 'plugins' is inside \[overrides\]: write it before the spec's first \[table\]"),
-    ('plugins = "a.py b.py"\nworkloads = ["vecadd"]\n', r"plug-in file \S+/a\.py b\.py \(from s\.toml: plugins\) not found"),
+    ('plugins = "a.py b.py"\nworkloads = ["vecadd"]\n',
+     r"plug-in file \S+/a\.py b\.py \(from s\.toml: plugins\) not found"),
     ('plugins = [1]\nworkloads = ["vecadd"]\n', r"s\.toml: 'plugins' must be a list of plug-in files"),
     ('plugins = ["x.py"]\nworkloads = ["vecadd"]\n', r"plug-in file \S+/x\.py \(from s\.toml: plugins\) registers no"),
 ])

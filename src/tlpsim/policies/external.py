@@ -41,8 +41,8 @@ from typing import Any
 from tlpsim.errors import ConfigError, TlpsimError
 from tlpsim.policies import registry
 
-__all__ = ["ENV", "RUN_PLUGINS", "LoadedPlugin", "PluginLoadError", "activate", "class_digest", "env_specs", "fingerprint",
-           "is_file_spec", "load", "load_all", "load_entry_point", "loaded", "normalize", "sources"]
+__all__ = ["ENV", "RUN_PLUGINS", "LoadedPlugin", "PluginLoadError", "activate", "class_digest", "env_specs",
+           "fingerprint", "is_file_spec", "load", "load_all", "load_entry_point", "loaded", "normalize", "sources"]
 
 #: environment variable naming plug-in files/modules to load in every process
 ENV = "TLPSIM_PLUGINS"
@@ -198,7 +198,7 @@ def _load_file(path: str, origin: str, carried: str | None) -> LoadedPlugin:
         module = types.ModuleType(name)
         module.__file__ = path
         sys.modules[name] = module  # dataclasses and pydantic look the module up while classes are built
-        exec(compile(text, path, "exec", dont_inherit=True), module.__dict__)
+        exec(compile(text, path, "exec", dont_inherit=True), module.__dict__)  # noqa: S102 - loading the plug-in
 
     registered = _tracked(name, what, path, run, again=have is not None)
     _SOURCES[path] = text

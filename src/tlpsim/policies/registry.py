@@ -75,9 +75,9 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from tlpsim.errors import ConfigError, TlpsimError
 
 __all__ = [
-    "EXTENSION_POINTS", "ENTRY_POINT_GROUP", "NONE", "OPTIONAL_POINTS", "CounterInfo", "ParamInfo", "PluginInfo",
-    "PluginRegistrationError", "choices", "describe", "get", "info", "interface", "load_plugins", "note_origin", "register",
-    "registrations", "resolve", "resolve_config", "unregister",
+    "ENTRY_POINT_GROUP", "EXTENSION_POINTS", "NONE", "OPTIONAL_POINTS", "CounterInfo", "ParamInfo", "PluginInfo",
+    "PluginRegistrationError", "choices", "describe", "get", "info", "interface", "load_plugins", "note_origin",
+    "register", "registrations", "resolve", "resolve_config", "type_name", "unregister",
 ]
 
 ENTRY_POINT_GROUP = "tlpsim.policies"
@@ -476,7 +476,7 @@ def info(point: str, name: str, cls: type) -> PluginInfo:
     params_cls = getattr(cls, "Params", None)
     try:
         hints = typing.get_type_hints(params_cls) if params_cls is not None else {}
-    except Exception:  # unresolvable forward references: keep the annotation text
+    except Exception:  # noqa: BLE001 - unresolvable forward references: keep the annotation text
         hints = {}
     params = tuple(ParamInfo(n, hints.get(n, t), d, desc) for n, (t, d, desc) in _param_fields(params_cls).items())
     counters = tuple(CounterInfo(n, getattr(c, "unit", ""), getattr(c, "description", ""))

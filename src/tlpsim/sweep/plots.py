@@ -7,8 +7,8 @@ import math
 from dataclasses import dataclass
 
 from tlpsim.errors import TlpsimError
-from tlpsim.sweep.job import canonical
 from tlpsim.report.metrics import geomean, run_metrics
+from tlpsim.sweep.job import canonical
 from tlpsim.sweep.store import params_key
 from tlpsim.sweep.table import baseline_key, is_baseline
 

@@ -8,8 +8,8 @@ import operator
 import re
 
 from tlpsim.errors import TlpsimError
-from tlpsim.sweep.job import RunParams, canonical
 from tlpsim.report.metrics import run_metrics
+from tlpsim.sweep.job import RunParams, canonical
 from tlpsim.sweep.spec import baseline_of
 from tlpsim.sweep.store import params_key
 
