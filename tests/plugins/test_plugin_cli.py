@@ -114,7 +114,8 @@ def test_plugins_listing_text_and_json(tmp_path):
     k = next(i for i, line in enumerate(lines) if line.split()[:1] == ["counting"])
     assert lines[k].split(None, 1)[1] == "Oldest-first; counts issued instructions and admitted CTAs."
     assert [x.strip() for x in lines[k + 1:k + 6]] == [
-        f"source: {path} (--plugin)", "events: cta_admitted", "counter issued [warp instructions]  instructions issued",
+        f"source: {path} (--plugin)", "events: cta_admitted",
+        "counter issued [warp instructions]  instructions issued",
         "counter ctas [CTAs]  CTAs admitted",
         "energy pick_table: 1.5 pJ/access, leakage 0.25 mW, 1 per SM; source: test: 1.5 pJ per pick"]
     k = next(i for i, line in enumerate(lines) if line.split()[:1] == ["two_level"])
