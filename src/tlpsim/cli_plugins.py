@@ -4,6 +4,7 @@ resolves a config, and `tlpsim plugins`, the listing of every registered plug-in
 from __future__ import annotations
 
 import json
+import os
 
 import click
 
@@ -16,7 +17,7 @@ from tlpsim.policies.registry import (
 )
 
 PLUGIN_HELP = ("Load plug-ins from a Python file (FILE.py) or an importable module (pkg.mod) before the config "
-               "resolves (repeatable; TLPSIM_PLUGINS adds more, separated by ':').")
+               f"resolves (repeatable; TLPSIM_PLUGINS adds more, separated by '{os.pathsep}').")
 
 
 def plugin_option(fn):
