@@ -12,6 +12,7 @@ import click
 
 import tlpsim
 from tlpsim.cli_errors import friendly as _friendly
+from tlpsim.cli_plugins import plugin_option
 from tlpsim.report.console import table
 
 
@@ -109,21 +110,26 @@ def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool
 @click.option("--json", "as_json", is_flag=True, help="Print the result record as JSON.")
 @click.option("--energy-plot", type=click.Path(dir_okay=False), default=None,
               help="Timing mode: write a stacked-bar energy breakdown per launch (PNG) and print the run's energy.")
+@plugin_option
 @_friendly
 def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, seed: int, stats_out: str | None,
-            run_dir: str | None, poison_dead: bool, as_json: bool, energy_plot: str | None = None) -> None:
+            run_dir: str | None, poison_dead: bool, as_json: bool, energy_plot: str | None = None,
+            plugins: tuple[str, ...] = ()) -> None:
     """Run a built-in workload, verify its output against NumPy, and report. Writes a
     run directory (params, resolved config, stats, timeline, versions)."""
     from tlpsim.config.overrides import parse_override
+    from tlpsim.policies.external import activate
     from tlpsim.report import console
     from tlpsim.report.progress import RunProgress
     from tlpsim.report.rundir import check_new, write_run_dir
     from tlpsim.sweep.job import RunParams, execute
     from tlpsim.workloads.registry import get_workload
 
+    loaded = activate(plugins)
     wl = get_workload(workload)
     check_new(run_dir)
-    params = RunParams(workload, size, preset, dict(parse_override(o) for o in overrides), seed, mode)
+    params = RunParams(workload, size, preset, dict(parse_override(o) for o in overrides), seed, mode,
+                       tuple(lp.spec for lp in loaded))
     outcome = execute(params, poison_dead=poison_dead,
                       on_device=lambda dev: RunProgress(dev, f"{workload} ({size})"))
     result, record = outcome.result, outcome.record
@@ -139,6 +145,7 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
         console.functional_report(result, record["launches"])
         if mode == "timing":
             console.timing_report(result)
+            console.plugin_report(record["stats"], record["plugins"])
             if energy_plot:
                 from tlpsim.report.energy_plot import launch_figure
 
@@ -213,10 +220,11 @@ def trace_cmd(workload: str, size: str, as_json: bool) -> None:
 
 def _register_analyze() -> None:
     from tlpsim.cli_analyze import analyze_cmd
+    from tlpsim.cli_plugins import COMMANDS as PLUGIN_COMMANDS
     from tlpsim.cli_sweep import COMMANDS
 
     main.add_command(analyze_cmd)
-    for cmd in COMMANDS:  # report, sweep, results, plot
+    for cmd in COMMANDS + PLUGIN_COMMANDS:  # report, sweep, results, plot; plugins
         main.add_command(cmd)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from tlpsim.cli_errors import friendly as _friendly
+from tlpsim.cli_plugins import plugin_option
 from tlpsim.report.console import table
 
 
@@ -43,16 +44,19 @@ def report_cmd(run_dir: str, output: str | None) -> None:
               help="Also write a run directory per run under this directory.")
 @click.option("--retry-failed", is_flag=True, help="Run again the runs recorded as failed.")
 @click.option("--dry-run", is_flag=True, help="List the runs (and which are done) without running them.")
+@plugin_option
 @_friendly
 def sweep_cmd(spec: str, db: str | None, workers: int | None, dask_address: str | None, run_dirs: str | None,
-              retry_failed: bool, dry_run: bool) -> None:
+              retry_failed: bool, dry_run: bool, plugins: tuple[str, ...] = ()) -> None:
     """Run a sweep: every combination in SPEC (TOML) not yet in the results database.
-    Re-running skips finished runs; interrupting loses none."""
+    Re-running skips finished runs (a run whose plug-in code changed runs again);
+    interrupting loses none."""
+    from tlpsim.policies.external import activate
     from tlpsim.sweep.runner import run_sweep
     from tlpsim.sweep.spec import load_spec
     from tlpsim.sweep.store import ResultsDB
 
-    s = load_spec(spec)
+    s = load_spec(spec, tuple(lp.spec for lp in activate(plugins)))
     db_path = db or str(Path(spec).with_suffix(".db"))
     if dry_run:
         have = ResultsDB(db_path).finished_keys() if Path(db_path).exists() else set()
@@ -72,15 +76,20 @@ def sweep_cmd(spec: str, db: str | None, workers: int | None, dask_address: str 
 @click.option("--json", "as_json", is_flag=True, help="JSON on stdout (with the stats record of each run).")
 @click.option("--where", multiple=True, metavar="COL OP VALUE",
               help="Keep rows where e.g. workload=vecadd, sm.warp_scheduler!=lrr, ipc>100 (repeatable).")
-@click.option("--metrics", is_flag=True, help="Add every whole-run metric (hit rates, utilisation, ...) as columns.")
+@click.option("--metrics", is_flag=True,
+              help="Add every whole-run metric (hit rates, utilisation, plug-in counters, ...) as columns.")
+@click.option("--all", "show_all", is_flag=True,
+              help="Also list runs superseded by a later sweep with edited plug-in code (status 'stale').")
 @_friendly
-def results_cmd(db: str, as_csv: bool, as_json: bool, where: tuple, metrics: bool) -> None:
+def results_cmd(db: str, as_csv: bool, as_json: bool, where: tuple, metrics: bool, show_all: bool = False) -> None:
     """The results database as a table: one row per run."""
     from tlpsim.sweep.store import ResultsDB
     from tlpsim.sweep.table import columns, select
 
     with ResultsDB(db, create=False) as store:
-        db_rows = store.rows(with_stats=metrics or as_json or any(_needs_stats(w) for w in where))
+        db_rows = store.rows(with_stats=metrics or as_json or any(_needs_stats(w) for w in where),
+                             include_stale=show_all)
+        stale = 0 if show_all else store.stale_count()
     rows = select(db_rows, where, metrics=metrics or any(_needs_stats(w) for w in where))
     if as_json:
         stats = {r["key"]: r.get("stats") for r in db_rows}
@@ -93,14 +102,15 @@ def results_cmd(db: str, as_csv: bool, as_json: bool, where: tuple, metrics: boo
         w.writerows(rows)
         return
     table(cols, [[_fmt(r.get(c)) for c in cols] for r in rows])
-    click.echo(f"{len(rows)} run(s)")
+    click.echo(f"{len(rows)} run(s)" + (f"; {stale} stale run(s) simulated with older plug-in code not shown "
+                                        "(--all lists them)" if stale else ""))
 
 
 def _needs_stats(cond: str) -> bool:
     from tlpsim.sweep.table import BASE_COLUMNS, TAIL_COLUMNS, parse_where
 
     col = parse_where([cond])[0][0]
-    return col not in BASE_COLUMNS + TAIL_COLUMNS and "." not in col
+    return col not in BASE_COLUMNS + TAIL_COLUMNS and ("." not in col or col.startswith("plugin."))
 
 
 def _fmt(v) -> str:
@@ -146,9 +156,9 @@ def plot_cmd(db: str, metric: str, normalize: str, where: tuple, output: str, ti
 
 
 def _is_baseline(row: dict, baseline: dict) -> bool:
-    from tlpsim.sweep.table import baseline_key
+    from tlpsim.sweep.table import is_baseline
 
-    return baseline_key(row, baseline) == row["key"]
+    return is_baseline(row, baseline)
 
 
 COMMANDS = (report_cmd, sweep_cmd, results_cmd, plot_cmd)

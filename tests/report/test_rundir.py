@@ -11,6 +11,7 @@ from rich.console import Console
 import tlpsim
 from tlpsim.config.loader import load_config
 from tlpsim.frontend.toolkit import toolkit_version
+from tlpsim.policies.registry import EXTENSION_POINTS
 from tlpsim.report.progress import RunProgress
 from tlpsim.report.rundir import FILES, load_run_dir
 from tlpsim.workloads.registry import get_workload
@@ -20,8 +21,10 @@ def test_run_directory_holds_config_stats_timeline_versions(run_dir):
     assert sorted(p.name for p in run_dir.iterdir()) == sorted(FILES)
     rec = json.loads((run_dir / "stats.json").read_text())
     params = json.loads((run_dir / "params.json").read_text())
+    code = params.pop("code")  # the hash of the source of the plug-in each extension point selects
     assert params == {"workload": "reduction", "size": "tiny", "preset": "gtx480", "seed": 1, "mode": "timing",
                       "overrides": {"monitor.timeline_interval_cycles": "100"}}
+    assert sorted(code) == sorted(EXTENSION_POINTS) and all(len(v) == 16 for v in code.values())
     # the resolved config reads back equal, override included
     cfg = load_config(str(run_dir / "config.toml"))
     assert cfg.to_dict() == rec["config"]
@@ -33,7 +36,7 @@ def test_run_directory_holds_config_stats_timeline_versions(run_dir):
     v = json.loads((run_dir / "versions.json").read_text())
     assert v["tlpsim"] == tlpsim.__version__ and v["cuda_toolkit"] == toolkit_version()
     assert set(v["packages"]) >= {"numpy", "pydantic", "matplotlib"}
-    assert load_run_dir(run_dir)["params"] == params
+    assert load_run_dir(run_dir)["params"] == {**params, "code": code}
 
 
 def test_default_run_directories_are_never_overwritten(tmp_path, monkeypatch):

@@ -33,7 +33,8 @@ API: `register(point, name)`, `interface(point)` (declare the base class that
 implementations must subclass), `resolve(point, choice, key=None)`,
 `resolve_config(config)`, `choices(point)`, `get(point, name)`,
 `describe(point=None)` (for a `tlpsim plugins` listing), `unregister(point,
-name)`, `load_plugins()`, `EXTENSION_POINTS`.
+name)`, `load_plugins()`, `registrations()`, `note_origin(module, via)`,
+`EXTENSION_POINTS`.
 
 "none" at the optional points (context_switcher, execution_checker, monitor)
 means "no plug-in": `resolve` returns (None, None) for it unless a class is
@@ -49,7 +50,9 @@ parameter, and the valid choices.
 Built-in policy modules are found by importing every module under
 `tlpsim.policies` the first time the registry is queried (so a new policy file
 needs no import list), plus any `importlib.metadata` entry points in the group
-`tlpsim.policies` (out-of-tree plug-ins).
+`tlpsim.policies` and the files/modules named in the `TLPSIM_PLUGINS` environment
+variable (out-of-tree plug-ins; see `tlpsim.policies.external`, which also loads
+`--plugin` files).
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ import importlib.metadata
 import inspect
 import pkgutil
 import re
+import sys
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -71,9 +75,12 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from tlpsim.errors import ConfigError, TlpsimError
 
 __all__ = [
-    "EXTENSION_POINTS", "NONE", "OPTIONAL_POINTS", "ParamInfo", "PluginInfo", "PluginRegistrationError", "choices", "describe", "get",
-    "interface", "load_plugins", "register", "resolve", "resolve_config", "unregister",
+    "ENTRY_POINT_GROUP", "EXTENSION_POINTS", "NONE", "OPTIONAL_POINTS", "CounterInfo", "ParamInfo", "PluginInfo",
+    "PluginRegistrationError", "choices", "describe", "get", "info", "interface", "load_plugins", "note_origin",
+    "register", "registrations", "resolve", "resolve_config", "type_name", "unregister",
 ]
+
+ENTRY_POINT_GROUP = "tlpsim.policies"
 
 #: extension point -> config key of its choice (kept equal to tlpsim.config.model.POLICY_KEYS)
 EXTENSION_POINTS: dict[str, str] = {
@@ -95,6 +102,7 @@ _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
 _REGISTRY: dict[str, dict[str, type]] = {p: {} for p in EXTENSION_POINTS}
 _INTERFACES: dict[str, type] = {}
 _LOAD_STATE = "pending"  # -> "loading" -> "done"; back to "pending" if an import fails
+_ORIGINS: dict[str, str] = {}  # module name -> how it was loaded ("entry point ...", "--plugin", ...)
 
 
 class PluginRegistrationError(TlpsimError, ValueError):
@@ -185,24 +193,39 @@ def unregister(point: str, name: str) -> None:
 
 
 def load_plugins() -> None:
-    """Import every module under `tlpsim.policies` and the `tlpsim.policies` entry
-    points, once, so their `@register` decorators run."""
+    """Import every module under `tlpsim.policies`, the `tlpsim.policies` entry
+    points and the `TLPSIM_PLUGINS` files/modules, once, so their `@register`
+    decorators run. A plug-in that fails to load (or registers nothing) raises a
+    `PluginLoadError` naming it, its file and line."""
     global _LOAD_STATE
     if _LOAD_STATE != "pending":  # done, or a plug-in module is querying the registry while loading
         return
     _LOAD_STATE = "loading"
     try:
         import tlpsim.policies as pkg
+        from tlpsim.policies import external
 
         for mod in pkgutil.walk_packages(pkg.__path__, prefix=pkg.__name__ + "."):
             if mod.name != __name__:
                 importlib.import_module(mod.name)
-        for ep in importlib.metadata.entry_points(group="tlpsim.policies"):
-            ep.load()
+        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            external.load_entry_point(ep)
+        external.load_all(external.env_specs(), origin=external.ENV)
     except BaseException:
         _LOAD_STATE = "pending"  # a broken plug-in fails every query, not just the first
         raise
     _LOAD_STATE = "done"
+
+
+def registrations() -> dict[tuple[str, str], type]:
+    """Every registration so far, {(point, name): class} (without loading anything)."""
+    return {(p, n): cls for p, table in _REGISTRY.items() for n, cls in table.items()}
+
+
+def note_origin(module: str, via: str) -> None:
+    """Record how a plug-in module was loaded, for `describe` (e.g. "--plugin",
+    "entry point name (distribution)")."""
+    _ORIGINS[module] = via
 
 
 # --------------------------------------------------------------------------- queries
@@ -358,6 +381,15 @@ class ParamInfo:
 
 
 @dataclass(frozen=True)
+class CounterInfo:
+    """One statistic a plug-in declares."""
+
+    name: str
+    unit: str
+    description: str
+
+
+@dataclass(frozen=True)
 class PluginInfo:
     """One registered plug-in, for listings (`tlpsim plugins`)."""
 
@@ -366,6 +398,92 @@ class PluginInfo:
     cls: type
     summary: str
     params: tuple[ParamInfo, ...]
+    events: tuple[str, ...] = ()
+    counters: tuple[CounterInfo, ...] = ()
+    energy: tuple[tuple[str, Any], ...] = ()   # (structure name, EnergyStructure)
+    module: str = ""
+    file: str = ""                             # its source file ("" when unknown)
+    origin: str = ""                           # built-in, entry point, --plugin, TLPSIM_PLUGINS, ...
+
+    @property
+    def key(self) -> str:
+        """`point.name`: the plug-in's key in statistics (`LaunchStats.plugins`)."""
+        return f"{self.point}.{self.name}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (for `tlpsim plugins --json` and run records)."""
+        return {
+            "point": self.point, "name": self.name, "key": self.key, "config_key": EXTENSION_POINTS[self.point],
+            "summary": self.summary, "module": self.module, "file": self.file, "origin": self.origin,
+            "params": [{"name": p.name, "type": type_name(p.type), "required": p.default is ...,
+                        "default": None if p.default is ... else _plain(p.default), "description": p.description}
+                       for p in self.params],
+            "events": list(self.events),
+            "counters": {c.name: {"unit": c.unit, "description": c.description} for c in self.counters},
+            "energy": {n: {"access_pj": _plain(e.access_pj), "leakage_mw": _plain(e.leakage_mw),
+                           "instances": e.instances, "source": e.source, "description": e.description}
+                       for n, e in self.energy},
+        }
+
+
+def type_name(t: Any) -> str:
+    """A parameter's type as written in code: `int`, `float | None`, `list[int]`."""
+    if isinstance(t, str):
+        return t
+    if isinstance(t, type) and not typing.get_args(t):
+        return t.__name__
+    return str(t).replace("typing.", "")
+
+
+def _plain(v: Any) -> Any:
+    """A JSON-ready copy of a parameter default or energy number."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, Mapping):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return [_plain(x) for x in v]
+    if isinstance(v, BaseModel):
+        return v.model_dump(mode="json")
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return _plain(dataclasses.asdict(v))
+    return repr(v)
+
+
+def _source_file(cls: type) -> str:
+    try:
+        return inspect.getsourcefile(cls) or inspect.getfile(cls)
+    except (TypeError, OSError):
+        mod = sys.modules.get(cls.__module__)
+        return str(getattr(mod, "__file__", "") or "")
+
+
+def _origin(module: str) -> str:
+    if module == "tlpsim.policies" or module.startswith("tlpsim.policies."):
+        return "built-in"
+    for mod, via in _ORIGINS.items():
+        if module == mod or module.startswith(mod + "."):
+            return via
+    return "imported"  # registered by code that imported it (a test, a notebook)
+
+
+def info(point: str, name: str, cls: type) -> PluginInfo:
+    """What a registered class declares: parameters, events, counters, energy structures, source."""
+    # its own docstring (not a base's), else its module's
+    doc = inspect.cleandoc(cls.__dict__.get("__doc__") or getattr(sys.modules.get(cls.__module__), "__doc__", None)
+                           or "")
+    summary = doc.splitlines()[0] if doc else ""
+    params_cls = getattr(cls, "Params", None)
+    try:
+        hints = typing.get_type_hints(params_cls) if params_cls is not None else {}
+    except Exception:  # noqa: BLE001 - unresolvable forward references: keep the annotation text
+        hints = {}
+    params = tuple(ParamInfo(n, hints.get(n, t), d, desc) for n, (t, d, desc) in _param_fields(params_cls).items())
+    counters = tuple(CounterInfo(n, getattr(c, "unit", ""), getattr(c, "description", ""))
+                     for n, c in dict(getattr(cls, "counters", {}) or {}).items())
+    energy = tuple(dict(getattr(cls, "energy", {}) or {}).items())
+    return PluginInfo(point, name, cls, summary, params, tuple(sorted(getattr(cls, "events", ()) or ())), counters,
+                      energy, cls.__module__, _source_file(cls), _origin(cls.__module__))
 
 
 def describe(point: str | None = None) -> list[PluginInfo]:
@@ -376,15 +494,5 @@ def describe(point: str | None = None) -> list[PluginInfo]:
     for p in points:
         _check_point(p)
         for name in sorted(_REGISTRY[p]):
-            cls = _REGISTRY[p][name]
-            doc = inspect.cleandoc(cls.__dict__.get("__doc__") or "")  # its own docstring, not a base's
-            summary = doc.splitlines()[0] if doc else ""
-            params_cls = getattr(cls, "Params", None)
-            try:
-                hints = typing.get_type_hints(params_cls) if params_cls is not None else {}
-            except Exception:  # unresolvable forward references: keep the annotation text
-                hints = {}
-            params = tuple(ParamInfo(n, hints.get(n, t), d, desc)
-                           for n, (t, d, desc) in _param_fields(params_cls).items())
-            out.append(PluginInfo(p, name, cls, summary, params))
+            out.append(info(p, name, _REGISTRY[p][name]))
     return out

@@ -7,6 +7,8 @@ from dataclasses import asdict
 
 import click
 
+from tlpsim.report.metrics import plugin_energy, plugin_totals
+
 
 def table(heads, rows) -> None:
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h)) for i, h in enumerate(heads)]
@@ -73,6 +75,28 @@ def timing_report(result) -> None:
     if recs:
         u = recs[-1].stats.utilisation
         click.echo("utilisation (last launch): " + ", ".join(f"{k} {100 * v:.0f}%" for k, v in asdict(u).items()))
+
+
+def plugin_report(stats: list[dict], plugins: dict | None) -> None:
+    """The plug-ins' declared counters (summed over launches, with units) and the
+    energy of the structures they add; nothing when no plug-in declares any."""
+    totals, units = plugin_totals(stats)
+    selected = (plugins or {}).get("selected") or {}
+    if totals:
+        click.echo(f"plug-in counters (summed over {len(stats)} launch{'es' if len(stats) != 1 else ''}):")
+        rows = []
+        for key, counters in totals.items():
+            desc = (selected.get(key) or {}).get("counters") or {}
+            for k, (name, v) in enumerate(counters.items()):
+                rows.append(["  " + (key if k == 0 else ""), name, f"{v:,}" if isinstance(v, int) else f"{v:.6g}",
+                             units.get(key, {}).get(name, ""), (desc.get(name) or {}).get("description", "")])
+        table(("  plug-in", "counter", "value", "unit", "description"), rows)
+    energy = plugin_energy(stats, plugins)
+    if energy and any(s.get("energy") for s in stats):
+        click.echo("plug-in energy structures:")
+        table(("  structure", "plug-in", "accesses", "dynamic uJ", "static uJ", "source"),
+              [["  " + n, key, f"{acc:,.0f}", f"{1e6 * dyn:.4f}", f"{1e6 * sta:.4f}", src]
+               for n, key, acc, dyn, sta, src in energy])
 
 
 def checks_report(result) -> None:

@@ -9,7 +9,7 @@ import html
 import json
 
 from tlpsim.report import figures
-from tlpsim.report.metrics import run_metrics
+from tlpsim.report.metrics import plugin_energy, plugin_totals, run_metrics
 
 UNITS = (("scheduler", "scheduler"), ("rf", "register file"), ("smem", "scratchpad (SPM)"), ("l1d", "L1D"),
          ("l2", "L2"), ("icnt_up", "crossbar SM→L2"), ("icnt_down", "crossbar L2→SM"), ("dram", "DRAM"))
@@ -148,6 +148,46 @@ def _energy(rec: dict, stats: list[dict]) -> str:
             + _table(("structure", "dynamic µJ", "static µJ", "share"), rows))
 
 
+_MAX_LAUNCH_COLUMNS = 8
+
+
+def _plugins(rec: dict, stats: list[dict]) -> str | None:
+    """The plug-ins section: files loaded, declared counters per launch with units,
+    and the energy of the structures plug-ins add (None when there is nothing to show)."""
+    info = rec.get("plugins") or {}
+    selected = info.get("selected") or {}
+    totals, units = plugin_totals(stats)
+    energy = plugin_energy(stats, info) if any(s.get("energy") for s in stats) else []
+    loaded = info.get("loaded") or []
+    if not (totals or energy or loaded):
+        return None
+    parts = []
+    if loaded:
+        parts.append(_table(("plug-in loaded", "kind", "registers", "source hash"),
+                            [(lp["spec"], lp["kind"], ", ".join(lp.get("registers", [])), lp.get("digest", ""))
+                             for lp in loaded]))
+    if totals:
+        per_launch = len(stats) <= _MAX_LAUNCH_COLUMNS and len(stats) > 1
+        heads = ["plug-in", "counter", "unit", "description"]
+        heads += [f"#{k} {s['kernel']}" for k, s in enumerate(stats)] if per_launch else []
+        heads.append("total")
+        rows = []
+        for key, counters in totals.items():
+            desc = (selected.get(key) or {}).get("counters") or {}
+            for name, v in counters.items():
+                row = [key, name, units.get(key, {}).get(name, ""), (desc.get(name) or {}).get("description", "")]
+                if per_launch:
+                    row += [(s.get("plugins") or {}).get(key, {}).get(name, 0) for s in stats]
+                rows.append(row + [v])
+        parts.append('<p class="note">declared counters, summed over the plug-in\'s instances '
+                     "(one per SM or scheduler)</p>" + _table(heads, rows))
+    if energy:
+        parts.append(_table(("energy structure", "plug-in", "accesses", "dynamic µJ", "static µJ", "source"),
+                            [(n, key, int(acc), f"{1e6 * dyn:.4f}", f"{1e6 * sta:.4f}", src)
+                             for n, key, acc, dyn, sta, src in energy]))
+    return "".join(parts)
+
+
 def render_report(rec: dict) -> str:
     """The HTML page of a run record (see rundir.load_run_dir)."""
     title = f"tlpsim report: {rec.get('workload')} ({rec.get('size')})"
@@ -174,6 +214,9 @@ def render_report(rec: dict) -> str:
             "<h2>Caches and DRAM</h2>", _caches(stats),
             "<h2>Energy</h2>", _energy(rec, stats),
         ]
+        plugins = _plugins(rec, stats)
+        if plugins is not None:
+            parts += ['<h2 id="plugins">Plug-ins</h2>', plugins]
     if rec.get("config"):
         parts.append("<h2>Configuration</h2><details><summary>resolved config</summary><pre>"
                      f"{_e(json.dumps(rec['config'], indent=1))}</pre></details>")

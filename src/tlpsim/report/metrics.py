@@ -1,7 +1,8 @@
 """Whole-run metrics from a run's stats record (one LaunchStats per launch):
 totals over launches, rates recomputed from the summed counters, and
 cycle-weighted averages of per-launch ratios. These are what `tlpsim results`
-lists and `tlpsim plot --metric` draws."""
+lists and `tlpsim plot --metric` draws. Plug-in counters appear as
+`plugin.<point>.<name>.<counter>`, summed over the run's launches."""
 
 from __future__ import annotations
 
@@ -43,12 +44,46 @@ def run_metrics(record: dict) -> dict[str, float]:
     total = sum(sm_cycles.values())
     for c, v in sm_cycles.items():
         m[f"frac_{c}"] = _ratio(v, total)
+    for key, counters in plugin_totals(stats)[0].items():
+        for name, v in counters.items():
+            m[f"plugin.{key}.{name}"] = v
     energy = [s["energy"] for s in stats if isinstance(s.get("energy"), dict)]
     if energy:  # the power model's record, when enabled: sum its numeric totals
         for k in energy[0]:
             if all(isinstance(e.get(k), (int, float)) for e in energy):
                 m[f"energy_{k}"] = sum(e[k] for e in energy)
     return m
+
+
+def plugin_totals(stats: list[dict]) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, str]]]:
+    """Plug-in counters summed over launches, {"point.name": {counter: total}}, and
+    their units, from LaunchStats dicts (`plugins`, `plugin_units`)."""
+    totals: dict[str, dict[str, float]] = {}
+    units: dict[str, dict[str, str]] = {}
+    for s in stats:
+        for key, counters in (s.get("plugins") or {}).items():
+            mine = totals.setdefault(key, {})
+            for name, v in counters.items():
+                mine[name] = mine.get(name, 0) + v
+        for key, u in (s.get("plugin_units") or {}).items():
+            units.setdefault(key, {}).update(u)
+    return totals, units
+
+
+def plugin_energy(stats: list[dict], plugins: dict | None) -> list[tuple[str, str, float, float, float, str]]:
+    """The energy structures the run's plug-ins declare, over its launches:
+    (structure, plug-in key, accesses, dynamic J, static J, source of the numbers)."""
+    rows = []
+    for key, info in ((plugins or {}).get("selected") or {}).items():
+        for name, decl in (info.get("energy") or {}).items():
+            acc = dyn = sta = 0.0
+            for s in stats:
+                e = s.get("energy") or {}
+                acc += (e.get("events", {}).get(name) or {}).get("access", 0)
+                dyn += e.get("dynamic_j", {}).get(name, 0.0)
+                sta += e.get("static_j", {}).get(name, 0.0)
+            rows.append((name, key, acc, dyn, sta, decl.get("source", "")))
+    return rows
 
 
 def geomean(values: list[float]) -> float:

@@ -6,6 +6,7 @@
         stats.json      the record: launches, checks and one LaunchStats per launch
         timeline.json   the sampled series of every launch (also inside stats.json)
         versions.json   tlpsim, Python, key packages, CUDA toolkit, host, command line
+        plugins/        a copy of each plug-in file the run loaded (--plugin, spec, TLPSIM_PLUGINS)
 
 An existing directory is never overwritten: the default name gets a numeric
 suffix, and an explicit directory that already holds a run is an error."""
@@ -113,8 +114,26 @@ def write_run_dir(outcome, root: str | os.PathLike = "runs", path: str | os.Path
         (out / "config.toml").write_text(outcome.config.to_toml(header=header))
     _dump(out / "timeline.json", [{"kernel": s["kernel"], **s.get("timeline", {})} for s in rec.get("stats", [])])
     _dump(out / "versions.json", versions())
+    _copy_plugins(out, outcome.params.plugins)
     _dump(out / "stats.json", rec)  # last: its presence marks a complete run directory
     return out
+
+
+def _copy_plugins(out: Path, specs) -> None:
+    """The source of each plug-in file as the run executed it, under plugins/."""
+    from tlpsim.policies.external import sources
+
+    texts = sources(specs)
+    if not texts:
+        return
+    (out / "plugins").mkdir(exist_ok=True)
+    used: set[str] = set()
+    for k, (path, text) in enumerate(texts.items()):
+        name = Path(path).name
+        if name in used:  # two plug-ins of one name from different directories
+            name = f"{k}-{name}"
+        used.add(name)
+        (out / "plugins" / name).write_text(text, encoding="utf-8")
 
 
 def load_run_dir(path: str | os.PathLike) -> dict:

@@ -105,6 +105,7 @@ def _lost(params: dict, error: str) -> dict:
     from tlpsim.sweep.job import RunParams
 
     now = time.time()
+    params = {k: v for k, v in params.items() if k != "plugin_sources"}
     return {"key": RunParams.from_dict(params).key(), "params": params, "status": "failed", "error": error,
             "record": None, "started": now, "finished": now, "host": None, "worker": None}
 

@@ -29,8 +29,10 @@ def canonical(value: Any) -> str:
 
 @dataclass
 class RunParams:
-    """What determines a run: workload, input size and seed, GPU preset and the
-    dotted-key config overrides (policies are overrides of their config keys)."""
+    """What determines a run: workload, input size and seed, GPU preset, the
+    dotted-key config overrides (policies are overrides of their config keys), the
+    plug-in files/modules it loads, and the fingerprint of the plug-in code it runs
+    (`code`, filled on first use: see `fingerprint`)."""
 
     workload: str
     size: str = "small"
@@ -38,25 +40,73 @@ class RunParams:
     overrides: dict[str, Any] = field(default_factory=dict)
     seed: int = 1
     mode: str = "timing"
+    plugins: tuple[str, ...] = ()   # plug-in files (absolute paths) and modules, loaded before the config resolves
+    code: dict[str, Any] | None = None  # tlpsim.policies.external.fingerprint of the run's plug-in code
 
-    def to_dict(self) -> dict:
+    def _params(self) -> dict:
         return {"workload": self.workload, "size": self.size, "preset": self.preset,
                 "overrides": dict(sorted(self.overrides.items())), "seed": self.seed, "mode": self.mode}
+
+    def to_dict(self) -> dict:
+        d = self._params()
+        if self.plugins:
+            d["plugins"] = list(self.plugins)
+        d["code"] = self.fingerprint()
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> RunParams:
         return cls(d["workload"], d.get("size", "small"), d.get("preset", "gtx480"), dict(d.get("overrides") or {}),
-                   int(d.get("seed", 1)), d.get("mode", "timing"))
+                   int(d.get("seed", 1)), d.get("mode", "timing"), tuple(d.get("plugins") or ()), d.get("code"))
+
+    def fingerprint(self) -> dict[str, Any]:
+        """The hashes of the plug-in code the run depends on: the class each extension
+        point selects and every plug-in file/module it loads (computed once)."""
+        if self.code is None:
+            self.code = code_fingerprint(self.preset, self.overrides, self.mode, self.plugins)
+        return self.code
+
+    def params_key(self) -> str:
+        """Identity of the parameters alone (one point of a results table; the same
+        whatever the plug-in code)."""
+        return _hash(self._params())
 
     def key(self) -> str:
-        """Identity of the run in a results DB and in run-directory names."""
-        return hashlib.sha256(canonical(self.to_dict()).encode()).hexdigest()[:16]
+        """Identity of the run in a results DB and in run-directory names: the
+        parameters and the fingerprint of the plug-in code, so a run simulated with
+        other plug-in code is never reused."""
+        return _hash({**self._params(), "code": self.fingerprint()})
 
     def label(self) -> str:
         parts = [self.workload, self.size, self.preset] + [f"{k}={_short(v)}" for k, v in sorted(self.overrides.items())]
         if self.seed != 1:
             parts.append(f"seed={self.seed}")
         return " ".join(parts)
+
+
+def _hash(d: dict) -> str:
+    return hashlib.sha256(canonical(d).encode()).hexdigest()[:16]
+
+
+_CONFIGS: dict[tuple[str, str], Any] = {}  # (preset, overrides) -> GPUConfig (None if it does not load)
+
+
+def code_fingerprint(preset: str, overrides: dict, mode: str, plugins: tuple[str, ...] = ()) -> dict[str, Any]:
+    """`tlpsim.policies.external.fingerprint` of a run's resolved config and plug-ins."""
+    from tlpsim.policies.external import fingerprint
+
+    config = None
+    if mode == "timing":
+        key = (preset, canonical(overrides))
+        if key not in _CONFIGS:
+            from tlpsim.config.loader import load_config
+
+            try:
+                _CONFIGS[key] = load_config(preset, overrides)
+            except TlpsimError:  # the run will fail with this error; no plug-in code to name
+                _CONFIGS[key] = None
+        config = _CONFIGS[key]
+    return fingerprint(config, plugins)
 
 
 def _short(v: Any) -> str:
@@ -72,15 +122,20 @@ class RunOutcome:
 
 
 def execute(params: RunParams, *, poison_dead: bool = False,
-            on_device: Callable[[Any], Any] | None = None) -> RunOutcome:
+            on_device: Callable[[Any], Any] | None = None, plugin_sources: dict[str, str] | None = None) -> RunOutcome:
     """Run one workload on a fresh Device and build its record. `on_device(dev)`
-    may return a context manager (e.g. a progress bar) held around the run."""
+    may return a context manager (e.g. a progress bar) held around the run. The
+    run's plug-ins are loaded first (`plugin_sources`, {path: text}, supplies files
+    this host lacks); a run whose `code` was fingerprinted before (a sweep's) fails
+    if the plug-in code changed since."""
     import contextlib
 
     import tlpsim
+    from tlpsim.policies import external
     from tlpsim.report import console
     from tlpsim.workloads.registry import get_workload
 
+    external.load_all(params.plugins, origin=external.RUN_PLUGINS, sources=plugin_sources)
     wl = get_workload(params.workload)
     config = None
     if params.mode == "timing":
@@ -92,6 +147,7 @@ def execute(params: RunParams, *, poison_dead: bool = False,
             raise TlpsimError("--set applies to the timing model; add --mode timing")
     else:
         raise TlpsimError(f"mode must be 'functional' or 'timing', not {params.mode!r}")
+    _check_code(params, external.fingerprint(config, params.plugins))
     with _RUN_LOCK:
         dev = tlpsim.Device(mode=params.mode, config=config, poison_dead_registers=poison_dead)
         hook = on_device(dev) if on_device is not None else None
@@ -105,7 +161,38 @@ def execute(params: RunParams, *, poison_dead: bool = False,
         record["preset"] = params.preset
         record["config"] = config.to_dict()
         record["stats"] = [_stats_dict(r.stats) for r in result.launches if r.stats is not None]
+    record["plugins"] = plugin_record(config, params.plugins)
     return RunOutcome(params, result, record, config)
+
+
+def _check_code(params: RunParams, code: dict[str, Any]) -> None:
+    """Stamp the run with the plug-in code it runs, or check it against the stamp its key was made from."""
+    if params.code is None:
+        params.code = code
+        return
+    if code != params.code:
+        changed = sorted(k for k in set(code) | set(params.code) if code.get(k) != params.code.get(k))
+        raise TlpsimError(f"the plug-in code of this run changed after its key was computed ({', '.join(changed)}: "
+                          "a plug-in file was edited during the sweep?); run the sweep again to simulate it with "
+                          "the current code")
+
+
+def plugin_record(config: Any, plugins: tuple[str, ...]) -> dict:
+    """What a run record says about plug-ins: the files/modules loaded and, per
+    plug-in the config selects, its declarations (counters with units, energy
+    structures, parameters) and source."""
+    from tlpsim.policies import external, registry
+
+    loaded = {lp.spec: lp for lp in external.loaded()}
+    out: dict = {"loaded": [{"spec": s, "kind": loaded[s].kind, "digest": loaded[s].digest,
+                             "registers": [f"{p}.{n}" for p, n in loaded[s].registered]}
+                            for s in plugins if s in loaded], "selected": {}}
+    if config is not None:
+        for point, (cls, _) in registry.resolve_config(config).items():
+            if cls is not None:
+                info = registry.info(point, cls.plugin_name, cls)
+                out["selected"][info.key] = info.to_dict()
+    return out
 
 
 def _stats_dict(stats) -> dict:
@@ -115,13 +202,23 @@ def _stats_dict(stats) -> dict:
 
 def run_job(params: dict, run_root: str | None = None) -> dict:
     """A sweep worker's task: execute one run and return a plain dict for the
-    results store. Never raises for a failing run: the error is the result."""
+    results store. Never raises for a failing run: the error is the result.
+    `params` is `RunParams.to_dict()`, plus optionally "plugin_sources" ({path:
+    text} of its plug-in files, for workers on hosts without them)."""
+    from tlpsim.policies.external import RUN_PLUGINS, load_all
+
+    params = dict(params)
+    sources = params.pop("plugin_sources", None)
     p = RunParams.from_dict(params)
     started = time.time()
+    try:  # before the key: a job without a fingerprint computes it with its plug-ins loaded
+        load_all(p.plugins, origin=RUN_PLUGINS, sources=sources)
+    except TlpsimError:
+        pass  # execute() fails the run with this error
     out: dict = {"key": p.key(), "params": p.to_dict(), "started": started, "host": socket.gethostname(),
                  "worker": str(os.getpid())}
     try:
-        outcome = execute(p)
+        outcome = execute(p, plugin_sources=sources)
         rec = outcome.record
         out["record"] = rec
         if rec["verified"]:

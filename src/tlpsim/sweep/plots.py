@@ -7,9 +7,10 @@ import math
 from dataclasses import dataclass
 
 from tlpsim.errors import TlpsimError
-from tlpsim.sweep.job import canonical
 from tlpsim.report.metrics import geomean, run_metrics
-from tlpsim.sweep.table import baseline_key
+from tlpsim.sweep.job import canonical
+from tlpsim.sweep.store import params_key
+from tlpsim.sweep.table import baseline_key, is_baseline
 
 
 @dataclass
@@ -28,6 +29,8 @@ def _metric(row: dict, metric: str) -> float | None:
         return None
     m = run_metrics(rec)
     if metric not in m:
+        if metric.startswith("plugin."):  # a plug-in's counter: only runs that select the plug-in have it
+            return None
         raise TlpsimError(f"unknown metric {metric!r}; choose from {', '.join(sorted(m))}")
     return float(m[metric])
 
@@ -59,7 +62,7 @@ def bar_data(db_rows: list[dict], metric: str, baseline: dict | None, order: lis
     if order:
         pos = {k: i for i, k in enumerate(order)}
         done.sort(key=lambda r: pos.get(r["key"], len(pos)))
-    by_key = {r["key"]: r for r in done}
+    by_point = {params_key(r): r for r in done}  # one current run per parameter point
     labels = _variant_labels(done)
     sizes = {r["size"] for r in done}
     samples: dict[tuple[str, str], list[float]] = {}
@@ -70,7 +73,7 @@ def bar_data(db_rows: list[dict], metric: str, baseline: dict | None, order: lis
             missing.append(labels[r["key"]])
             continue
         if baseline:
-            b = by_key.get(baseline_key(r, baseline))
+            b = by_point.get(baseline_key(r, baseline))
             bv = _metric(b, metric) if b is not None else None
             if not bv:
                 missing.append(f"{r['workload']} {labels[r['key']]} (no baseline run)")
@@ -81,7 +84,7 @@ def bar_data(db_rows: list[dict], metric: str, baseline: dict | None, order: lis
     groups = sorted({g for g, _ in samples})
     order = list(dict.fromkeys(labels.values()))
     if baseline:  # the baseline's bar first, as in the papers
-        base = [labels[r["key"]] for r in done if baseline_key(r, baseline) == r["key"]]
+        base = [labels[r["key"]] for r in done if is_baseline(r, baseline)]
         order = list(dict.fromkeys(base + order))
     variants = [v for v in order if any((g, v) in samples for g in groups)]
     # several seeds of one point: geometric mean of ratios, arithmetic mean of raw values

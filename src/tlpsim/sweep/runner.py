@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tlpsim.sweep.backends import make_backend
+from tlpsim.sweep.job import RunParams
 from tlpsim.sweep.spec import SweepSpec
 from tlpsim.sweep.store import ResultsDB
 
@@ -33,7 +34,7 @@ def run_sweep(spec: SweepSpec, db_path: str, *, workers: int | None = None, dask
         echo(f"sweep {spec.name}: {len(spec.runs)} runs, {skipped} already in {db_path}, {len(todo)} to run "
              f"on {backend.describe()}")
         ran = failed = 0
-        for res in backend.run([r.to_dict() for r in todo], run_root):
+        for res in backend.run([_job(r) for r in todo], run_root):
             db.put(spec.name, res)
             ran += 1
             label = _label(res)
@@ -51,7 +52,16 @@ def run_sweep(spec: SweepSpec, db_path: str, *, workers: int | None = None, dask
     return SweepSummary(len(spec.runs), skipped, ran, failed)
 
 
-def _label(res: dict) -> str:
-    from tlpsim.sweep.job import RunParams
+def _job(run: RunParams) -> dict:
+    """A run's parameters for a worker, with the text of its plug-in files (a Dask
+    worker on another host may not have them)."""
+    job = run.to_dict()
+    if run.plugins:
+        from tlpsim.policies.external import sources
 
+        job["plugin_sources"] = sources(run.plugins)
+    return job
+
+
+def _label(res: dict) -> str:
     return RunParams.from_dict(res["params"]).label()

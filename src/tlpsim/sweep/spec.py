@@ -7,6 +7,7 @@ normalised against.
     sizes = ["tiny"]
     presets = ["gtx480"]
     seeds = [1]                              # optional
+    plugins = ["my_sched.py", "lab.policies"]  # optional: plug-in files (relative to the spec) or modules
     [overrides]
     "sm.warp_scheduler" = ["lrr", "gto"]     # each list is one axis of the product
     "gpu.max_ctas_per_sm" = 4                # a single value is fixed for every run
@@ -21,7 +22,9 @@ normalised against.
 
 A list value is always an axis; to set a list-valued config field, give a list
 of lists. The baseline of every run is added to the sweep when the product does
-not contain it."""
+not contain it. The spec's plug-ins (and those given with `--plugin` or in
+TLPSIM_PLUGINS) are loaded before the spec's policy names are checked, and every
+run carries them to its worker."""
 
 from __future__ import annotations
 
@@ -34,7 +37,8 @@ from typing import Any
 from tlpsim.errors import ConfigError, TlpsimError
 from tlpsim.sweep.job import RunParams, canonical
 
-_TOP = {"name", "workloads", "sizes", "presets", "seeds", "mode", "overrides", "policies", "runs", "baseline"}
+_TOP = {"name", "workloads", "sizes", "presets", "seeds", "mode", "overrides", "policies", "runs", "baseline",
+        "plugins"}
 _RUN_KEYS = {"workload", "size", "preset", "seed", "overrides"}
 _BASE_PARAMS = ("preset", "size")  # baseline entries that replace a run parameter, not an override
 
@@ -59,7 +63,8 @@ def baseline_of(p: RunParams, baseline: dict[str, Any]) -> RunParams | None:
     for k, v in baseline.items():
         if k not in _BASE_PARAMS:
             ov[k] = v
-    return RunParams(p.workload, baseline.get("size", p.size), baseline.get("preset", p.preset), ov, p.seed, p.mode)
+    return RunParams(p.workload, baseline.get("size", p.size), baseline.get("preset", p.preset), ov, p.seed, p.mode,
+                     p.plugins)
 
 
 def _flatten(table: dict, where: str, prefix: str = "") -> dict[str, Any]:
@@ -87,7 +92,10 @@ def _strings(data: dict, key: str, default: list, where: str) -> list:
     return v
 
 
-def parse_spec(text: str, source: str = "<spec>", name: str | None = None) -> SweepSpec:
+def parse_spec(text: str, source: str = "<spec>", name: str | None = None, plugins: tuple[str, ...] = ()) -> SweepSpec:
+    """A spec from its TOML text. `plugins` (already loaded: `--plugin`, TLPSIM_PLUGINS)
+    are carried by every run, after the spec's own `plugins`, which are loaded here
+    (relative paths against the spec file's directory)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -95,6 +103,11 @@ def parse_spec(text: str, source: str = "<spec>", name: str | None = None) -> Sw
     unknown = sorted(set(data) - _TOP)
     if unknown:
         raise ConfigError(f"{source}: unknown key(s) {', '.join(unknown)} (a sweep spec has: {', '.join(sorted(_TOP))})")
+    for table in ("overrides", "policies", "baseline"):
+        if isinstance(data.get(table), dict) and "plugins" in data[table]:
+            raise ConfigError(f"{source}: 'plugins' is inside [{table}]: write it before the spec's first "
+                              "[table] (a TOML key after a table header belongs to that table)")
+    plugins = tuple(dict.fromkeys(tuple(plugins) + _spec_plugins(data, source)))
     mode = data.get("mode", "timing")
     overrides = _flatten(data.get("overrides", {}), source)
     from tlpsim.policies.registry import EXTENSION_POINTS
@@ -113,7 +126,7 @@ def parse_spec(text: str, source: str = "<spec>", name: str | None = None) -> Sw
         axes = _axes(overrides)
         keys = [k for k, _ in axes]
         for wl, size, seed, preset, *vals in itertools.product(workloads, sizes, seeds, presets, *(v for _, v in axes)):
-            runs.append(RunParams(wl, size, preset, dict(zip(keys, vals)), int(seed), mode))
+            runs.append(RunParams(wl, size, preset, dict(zip(keys, vals)), int(seed), mode, plugins))
     elif overrides:
         raise ConfigError(f"{source}: [overrides] given but no 'workloads' list to apply them to")
     for k, item in enumerate(data.get("runs", [])):
@@ -123,7 +136,7 @@ def parse_spec(text: str, source: str = "<spec>", name: str | None = None) -> Sw
             raise ConfigError(f"{where}: needs 'workload' and may have {', '.join(sorted(_RUN_KEYS))}"
                               + (f" (unknown: {', '.join(bad)})" if bad else ""))
         runs.append(RunParams(item["workload"], item.get("size", "small"), item.get("preset", "gtx480"),
-                              _flatten(item.get("overrides", {}), where), int(item.get("seed", 1)), mode))
+                              _flatten(item.get("overrides", {}), where), int(item.get("seed", 1)), mode, plugins))
     if not runs:
         raise ConfigError(f"{source}: the sweep has no runs (give 'workloads' or [[runs]])")
     baseline = _flatten(data.get("baseline", {}), source)
@@ -138,11 +151,24 @@ def parse_spec(text: str, source: str = "<spec>", name: str | None = None) -> Sw
     return spec
 
 
-def load_spec(path: str | Path) -> SweepSpec:
+def _spec_plugins(data: dict, source: str) -> tuple[str, ...]:
+    """Load the spec's `plugins` (files relative to the spec's directory, or modules)."""
+    from tlpsim.policies.external import load_all
+
+    items = data.get("plugins", [])
+    if isinstance(items, str):
+        items = [items]
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        raise ConfigError(f"{source}: 'plugins' must be a list of plug-in files (*.py) or module names")
+    base = Path(source).resolve().parent if source and not source.startswith("<") else None
+    return tuple(lp.spec for lp in load_all(items, origin=f"{source}: plugins", base=base))
+
+
+def load_spec(path: str | Path, plugins: tuple[str, ...] = ()) -> SweepSpec:
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"sweep spec not found: {p}")
-    return parse_spec(p.read_text(encoding="utf-8"), str(p), None)
+    return parse_spec(p.read_text(encoding="utf-8"), str(p), None, plugins)
 
 
 def _dedup(runs: list[RunParams]) -> list[RunParams]:

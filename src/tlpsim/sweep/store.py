@@ -1,7 +1,13 @@
 """The results database (SQLite): one row per run with its parameters, status,
 error, timing and stats record. Only the sweep's driver process writes; each
 finished run is one transaction (WAL journal), so killing the sweep at any point
-— Ctrl-C or kill -9 — loses no finished run and leaves no half-written row."""
+— Ctrl-C or kill -9 — loses no finished run and leaves no half-written row.
+
+A run's key includes the fingerprint of its plug-in code, so after a plug-in is
+edited the same parameters are simulated again under a new key. The database
+keeps the older row but remembers, per parameter point, the key the latest sweep
+asked for (meta "current"); readers see only those rows unless they ask for the
+stale ones too."""
 
 from __future__ import annotations
 
@@ -48,6 +54,12 @@ CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
 COLUMNS = ("key", "sweep", "workload", "size", "preset", "seed", "mode", "overrides", "status", "error", "verified",
            "cycles", "thread_insts", "warp_insts", "ipc", "wall_seconds", "started", "finished", "host", "worker",
            "run_dir", "stats")
+
+
+def params_key(row: dict) -> str:
+    """`RunParams.params_key` of a database row (its parameter point, whatever the code)."""
+    return RunParams(row["workload"], row["size"], row["preset"], row["overrides"], row["seed"],
+                     row.get("mode", "timing")).params_key()
 
 
 class ResultsDB:
@@ -104,6 +116,10 @@ class ResultsDB:
         order = self.get_meta("order", [])
         seen = set(order)
         self.set_meta("order", order + [r.key() for r in spec.runs if r.key() not in seen])
+        # which run of each parameter point is current (the plug-in code may have changed)
+        current = self.get_meta("current", {})
+        current.update({r.params_key(): r.key() for r in spec.runs})
+        self.set_meta("current", current)
 
     # ------------------------------------------------------------ runs
 
@@ -129,17 +145,30 @@ class ResultsDB:
             self.conn.execute(f"INSERT OR REPLACE INTO runs({','.join(COLUMNS)}) VALUES ({','.join('?' * len(COLUMNS))})",
                               [row[c] for c in COLUMNS])
 
-    def rows(self, with_stats: bool = False) -> list[dict]:
+    def rows(self, with_stats: bool = False, include_stale: bool = False) -> list[dict]:
+        """One dict per run. Runs superseded by a later sweep of the same parameters
+        with other plug-in code are left out, or with `include_stale` marked
+        `stale: True`."""
         cols = COLUMNS if with_stats else tuple(c for c in COLUMNS if c != "stats")
         cur = self.conn.execute(f"SELECT {','.join(cols)} FROM runs ORDER BY workload, size, seed, preset, overrides")
+        current = self.get_meta("current", {})
         out = []
         for values in cur:
             d = dict(zip(cols, values))
             d["overrides"] = json.loads(d["overrides"])
+            want = current.get(params_key(d))
+            if want is not None and want != d["key"]:
+                if not include_stale:
+                    continue
+                d["stale"] = True
             if with_stats and d.get("stats"):
                 d["stats"] = json.loads(d["stats"])
             out.append(d)
         return out
+
+    def stale_count(self) -> int:
+        """Runs superseded by a later sweep of their parameters with other plug-in code."""
+        return sum(1 for r in self.rows(include_stale=True) if r.get("stale"))
 
     def count(self, status: str | None = None) -> int:
         if status is None:

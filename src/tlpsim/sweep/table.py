@@ -8,9 +8,10 @@ import operator
 import re
 
 from tlpsim.errors import TlpsimError
-from tlpsim.sweep.job import RunParams, canonical
 from tlpsim.report.metrics import run_metrics
+from tlpsim.sweep.job import RunParams, canonical
 from tlpsim.sweep.spec import baseline_of
+from tlpsim.sweep.store import params_key
 
 BASE_COLUMNS = ("key", "workload", "size", "preset", "seed")
 TAIL_COLUMNS = ("status", "cycles", "ipc", "wall_seconds", "error")
@@ -27,6 +28,8 @@ def flatten(row: dict, metrics: bool = False) -> dict:
         out[k] = v if isinstance(v, (str, int, float, bool)) else canonical(v)
     for c in TAIL_COLUMNS:
         out[c] = row.get(c)
+    if row.get("stale"):
+        out["status"] = "stale"
     if out["error"]:
         out["error"] = out["error"].splitlines()[0]
     if metrics and isinstance(row.get("stats"), dict) and row["stats"].get("stats"):
@@ -122,6 +125,12 @@ def _literal(v: str):
 
 
 def baseline_key(row: dict, baseline: dict) -> str | None:
+    """The parameter point (`RunParams.params_key`) of a row's baseline run."""
     p = RunParams(row["workload"], row["size"], row["preset"], row["overrides"], row["seed"], row.get("mode", "timing"))
     b = baseline_of(p, baseline)
-    return None if b is None else b.key()
+    return None if b is None else b.params_key()
+
+
+def is_baseline(row: dict, baseline: dict) -> bool:
+    """Whether a row is its own baseline run."""
+    return baseline_key(row, baseline) == params_key(row)
