@@ -473,3 +473,18 @@ def test_waiting_mem_is_set_while_a_load_is_outstanding(plugin):
     after_load = [f for f in MemWaits.flags if f[0] == "ld" and f[1]]
     assert after_load and all(w for _, _, w in after_load)      # set when the global load issues
     assert MemWaits.flags[-1][2] is False                        # cleared once its data was written back
+
+
+def test_subclasses_of_built_in_schedulers_get_their_context():
+    from tlpsim.policies.warp.gto import GreedyThenOldest
+    from tlpsim.session import build_gpu
+
+    name = f"t_{uuid.uuid4().hex[:8]}"
+    register("warp_scheduler", name)(type("MyGTO", (GreedyThenOldest,), {}))
+    try:
+        gpu = build_gpu(load_config("gtx480", {"gpu.n_sms": 1, "sm.warp_scheduler": name}))
+        scheds = gpu.sms[0].issue.policies
+        assert [s.index for s in scheds] == [0, 1] and all(s.port is not None and s.config is not None
+                                                          for s in scheds)
+    finally:
+        unregister("warp_scheduler", name)

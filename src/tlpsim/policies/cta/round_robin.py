@@ -12,8 +12,8 @@ from tlpsim.policies.registry import register
 
 @register("cta_scheduler", "round_robin")
 class RoundRobinCTAScheduler(CTAScheduler):
-    def __init__(self, params=None, n_sms: int = 1) -> None:
-        super().__init__(params, n_sms)
+    def __init__(self, params=None, n_sms: int = 1, **context) -> None:
+        super().__init__(params, n_sms, **context)
         self.next_sm = 0
 
     def assign(self, sms: Sequence[SMView], kernels: Sequence[KernelView], now: int) -> list[tuple[int, int]]:

@@ -11,8 +11,8 @@ from tlpsim.policies.warp.base import WarpScheduler, WarpView
 
 @register("warp_scheduler", "gto")
 class GreedyThenOldest(WarpScheduler):
-    def __init__(self, params=None, n_slots: int = 64) -> None:
-        super().__init__(params, n_slots)
+    def __init__(self, params=None, n_slots: int = 64, **context) -> None:
+        super().__init__(params, n_slots, **context)
         self.greedy = -1
 
     def order(self, ready: Sequence[WarpView], now: int) -> Iterable[WarpView]:

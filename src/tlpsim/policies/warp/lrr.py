@@ -12,8 +12,8 @@ from tlpsim.policies.warp.base import WarpScheduler, WarpView
 class LooseRoundRobin(WarpScheduler):
     """GPGPU-Sim's `lrr`: the next warp after the last issued one goes first."""
 
-    def __init__(self, params=None, n_slots: int = 64) -> None:
-        super().__init__(params, n_slots)
+    def __init__(self, params=None, n_slots: int = 64, **context) -> None:
+        super().__init__(params, n_slots, **context)
         self.last = -1
 
     def order(self, ready: Sequence[WarpView], now: int) -> Iterable[WarpView]:

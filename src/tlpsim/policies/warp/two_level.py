@@ -21,8 +21,8 @@ class TwoLevel(WarpScheduler):
 
     filters = True  # only warps in the active set may issue
 
-    def __init__(self, params=None, n_slots: int = 64) -> None:
-        super().__init__(params or self.Params(), n_slots)
+    def __init__(self, params=None, n_slots: int = 64, **context) -> None:
+        super().__init__(params or self.Params(), n_slots, **context)
         self.active: list[int] = []  # slots, in round-robin order
         self.last = -1
 
