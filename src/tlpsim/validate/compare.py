@@ -16,11 +16,16 @@ __all__ = ["CRITERIA", "criteria", "figure_rows", "launch_rows", "summary", "swe
 
 #: issue 18, "Done when"
 CRITERIA = {"mae_max": 0.10, "r_min": 0.98, "figure_err_max": 0.15, "best_n_slack": 1}
-_METRICS = ("cycles", "ipc", "warp_insn", "l1d_miss_rate", "l2_miss_rate", "dram_util", "occupancy_pct")
+_METRICS = ("cycles", "ipc", "warp_insn", "thread_insn", "l1d_miss_rate", "l2_miss_rate", "dram_util",
+            "occupancy_pct")
 
 
 def _pick(m: dict | None) -> dict:
-    return {k: (m or {}).get(k) for k in _METRICS}
+    m = m or {}
+    out = {k: m.get(k) for k in _METRICS}
+    if out["thread_insn"] is None:   # ours: executed lanes, GPGPU-Sim's convention
+        out["thread_insn"] = m.get("thread_insn_executed")
+    return out
 
 
 def _row(group: str, program: str, launch: str, kernel: str, ours: dict | None, gs: dict, job: dict,
@@ -136,8 +141,9 @@ def _agreement(rows: list[dict]) -> dict:
     x = [float(r["ours"]["cycles"]) for r in ok]
     y = [float(r["gpgpusim"]["cycles"]) for r in ok]
     logs = ([math.log10(v) for v in x], [math.log10(v) for v in y]) if all(v > 0 for v in x + y) else ([], [])
+    same = sum(r["ours"]["warp_insn"] == r["gpgpusim"]["warp_insn"] for r in ok)
     return {"launches": len(ok), "failed": len(rows) - len(ok), "mae": mae(x, y), "pearson_r": pearson(x, y),
-            "pearson_r_log": pearson(*logs)}
+            "pearson_r_log": pearson(*logs), "warp_insn_equal": same}
 
 
 def summary(rows: list[dict], figures: list[dict], sweeps: list[dict]) -> dict:

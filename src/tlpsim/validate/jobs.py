@@ -51,10 +51,14 @@ def execute(job: dict) -> dict:
     if job["kind"] == "micro":
         only = set(job["only"]) if job.get("only") is not None else None
         spec = ref.micro[name]
-        program = lambda: MICRO[name].run(spec, ref.micro_dir, only)  # noqa: E731
+
+        def program():
+            return MICRO[name].run(spec, ref.micro_dir, only)
     else:
         entry = ref.programs[name]
-        program = lambda: PROGRAMS[name](entry, ref.dir)  # noqa: E731
+
+        def program():
+            return PROGRAMS[name](entry, ref.dir)
     oc = run_timed(program, cfg, job.get("time_limit", 0), trace_cache=job.get("trace_cache", True))
     out.update(error=oc.error, traceback=oc.traceback, wall_s=oc.wall_s, peak_rss_mb=oc.peak_rss_mb)
     if oc.error is not None:

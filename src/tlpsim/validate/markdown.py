@@ -60,13 +60,14 @@ def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> 
       f"(`{v['reference']['dir']}`), the same PTX, inputs and launches; every program checks its own output.\n")
     s = v["summary"]
     w("## Summary\n")
-    w("| set | launches | MAE of cycles | Pearson r (cycles) | Pearson r (log10 cycles) |")
-    w("|---|---:|---:|---:|---:|")
+    w("| set | launches | MAE of cycles | Pearson r (cycles) | Pearson r (log10 cycles) | "
+      "warp instructions equal to GPGPU-Sim's |")
+    w("|---|---:|---:|---:|---:|---:|")
     for key, label in (("reference", "reference programs"), ("micro", "microbenchmark launches"), ("all", "all")):
         a = s[key]
         fail = f" ({a['failed']} failed)" if a["failed"] else ""
         w(f"| {label} | {a['launches']}{fail} | {_pct(a['mae'], False)} | {_r(a['pearson_r'])} | "
-          f"{_r(a['pearson_r_log'])} |")
+          f"{_r(a['pearson_r_log'])} | {a['warp_insn_equal']}/{a['launches']} |")
     w("")
     w("### Acceptance criteria (issue 18, \"Done when\")\n")
     w("| criterion | value | target | met |")

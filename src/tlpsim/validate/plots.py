@@ -71,9 +71,9 @@ def sweep_curves(v: dict, path: str | Path) -> Path | None:
     for ax, sw in zip(axes.flat, sweeps):
         ns = sw["n"]
         ax.plot(ns, sw["gpgpusim_cycles"], marker="s", color="tab:gray", label="GPGPU-Sim")
-        ours = [(n, c) for n, c in zip(ns, sw["ours_cycles"]) if c is not None]
-        if ours:
-            ax.plot([p[0] for p in ours], [p[1] for p in ours], marker="o", color="tab:blue", label="tlpsim")
+        if any(c is not None for c in sw["ours_cycles"]):   # a failed point leaves a gap in the line
+            ax.plot(ns, [math.nan if c is None else c for c in sw["ours_cycles"]], marker="o", color="tab:blue",
+                    label="tlpsim")
         g = sw["gpgpusim"]
         ax.axvline(g["best_n"], color="tab:gray", ls=":", lw=1)
         if sw["ours"]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from tlpsim.errors import TlpsimError
 
-__all__ = ["PROGRAMS_JSON", "MICRO_JSON", "SWEEPS_JSON", "Reference", "ReferenceDataError", "find_reference_dir",
+__all__ = ["MICRO_JSON", "PROGRAMS_JSON", "SWEEPS_JSON", "Reference", "ReferenceDataError", "find_reference_dir",
            "load_reference", "sweep_points"]
 
 PROGRAMS_JSON = "gpgpusim-gtx480.json"

@@ -76,8 +76,7 @@ def select(ref: Reference, only: Sequence[str]) -> Selection:
             if name not in have:
                 have.append(name)
     sel_p = list(dict.fromkeys(sel_p))
-    for m in sel_m:   # keep the program's launch order
-        sel_m[m] = [lid for lid in ids[m] if lid in sel_m[m]]
+    sel_m = {m: [lid for lid in ids[m] if lid in chosen] for m, chosen in sel_m.items()}  # the program's order
     partial = {m for m, lids in sel_m.items() if len(lids) < len(ids[m])}
     return Selection(sel_p, sel_m, partial)
 
