@@ -102,8 +102,9 @@ def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> 
           "~50 DRAM accesses in 228k cycles, a utilisation near 3e-05: the value apparently lost its exponent).\n")
     w("Conventions: IPC = thread instructions of active lanes whose guard held per core cycle, whole GPU. "
       "Miss rates = misses / accesses with MSHR-merged pending hits counted as accesses (GPGPU-Sim's "
-      "`L1D/L2_total_cache_miss_rate`); tlpsim's L1D counts load line-accesses, its L2 one access per request, "
-      "GPGPU-Sim's L2 one per sector. DRAM utilisation = data-bus busy cycles / DRAM cycles, mean over channels "
+      "`L1D/L2_total_cache_miss_rate`); tlpsim's L1D counts load line-accesses (— when a launch has no global "
+      "load), GPGPU-Sim's counts the write-through stores too; tlpsim's L2 counts one access per request, "
+      "GPGPU-Sim's one per sector. DRAM utilisation = data-bus busy cycles / DRAM cycles, mean over channels "
       "(GPGPU-Sim's `bw_util`; recorded for the reference programs and stream_copy only).\n")
     if v["figures"]:
         w("## Microbenchmark figures\n")
