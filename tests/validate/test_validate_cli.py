@@ -79,3 +79,28 @@ def test_bad_selections_and_overrides_are_user_errors(tmp_path):
     assert r.exit_code == 2 and "no GPGPU-Sim reference data" in r.output
     r = run(main, ["validate", "--workers", "0"])
     assert r.exit_code == 2 and "--workers" in r.output
+
+
+@needs_ref
+def test_jobs_run_on_worker_processes_and_may_queue_more(tmp_path, monkeypatch):
+    from tlpsim.validate.jobs import run_jobs
+
+    monkeypatch.setenv("TLPSIM_CACHE_DIR", str(tmp_path / "cache"))
+    base = {"kind": "micro", "preset": "gtx480", "overrides": {}, "ref_dir": str(REF_DIR), "time_limit": 0}
+    jobs = [{**base, "name": "smem_stride", "only": ["smem_stride.tput.1"], "cost": 1.0},
+            {**base, "name": "dep_chain", "only": ["dep_chain.mad.32"], "cost": 2.0}]
+    queued = []
+
+    def on_done(res):
+        if res["job"]["name"] == "dep_chain":   # one follow-up job, submitted while the pool runs
+            queued.append(1)
+            return [{**base, "name": "smem_stride", "only": ["smem_stride.chain.2"], "cost": 0.0}]
+        return []
+
+    got = list(run_jobs(jobs, 2, on_done))
+    assert queued == [1]
+    labels = sorted(la["id"] for r in got for la in r["launches"])
+    assert labels == ["dep_chain.mad.32", "smem_stride.chain.2", "smem_stride.tput.1"]
+    assert all(r["error"] is None and r["verified"] for r in got)
+    # the probe ran in the workers too: every launch has its %clock interval for warp 0
+    assert all(0 in la["clock"] and la["clock"][0] > 0 for r in got for la in r["launches"])

@@ -9,7 +9,6 @@ program's check, its per-launch metrics (and %clock intervals) or its error.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -88,14 +87,12 @@ def run_jobs(jobs: list[dict], workers: int, on_done: Callable[[dict], Iterable[
 
 
 def _pooled(queue: list[dict], workers: int, on_done: Callable[[dict], Iterable[dict]]) -> Iterator[dict]:
-    import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import FIRST_COMPLETED, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    from tlpsim.sweep.backends import _watch_parent
+    from tlpsim.sweep.backends import fork_pool, stop_pool
 
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_watch_parent,
-                               initargs=(os.getpid(),))
+    pool = fork_pool(workers)
     try:
         pending = {pool.submit(execute, j) for j in queue}
         while pending:
@@ -109,8 +106,4 @@ def _pooled(queue: list[dict], workers: int, on_done: Callable[[dict], Iterable[
                     pending.add(pool.submit(execute, extra))
                 yield res
     finally:
-        procs = list(getattr(pool, "_processes", {}).values())
-        pool.shutdown(wait=False, cancel_futures=True)
-        for p in procs:
-            if p.is_alive():
-                p.terminate()
+        stop_pool(pool)
