@@ -16,7 +16,9 @@ smem_stride        cycles per shared access = warp 0's %clock cycles / 256    th
 The %clock cycles are measured in the timing model (`tlpsim.validate.clock`);
 every launch also reports its whole-launch cycles. Launch ids name one launch:
 `dep_chain.fma.32` (kernel, threads), `stream_copy`, `pointer_chase.256KB`,
-`smem_stride.tput.8` (variant, stride in words).
+`smem_stride.tput.8` (variant, stride in words). Launches selected alone run on a
+fresh GPU with only the host copies before them, so their caches may start colder
+than at their place in the whole program.
 """
 
 from __future__ import annotations
