@@ -50,7 +50,9 @@ def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> 
     w = out.append
     w("# Validation against GPGPU-Sim (GTX480)\n")
     w(f"Produced by `{command or 'tlpsim validate'}` on tlpsim {t.get('tlpsim', '?')}, commit "
-      f"`{t.get('git_commit') or 'unknown'}`, {t.get('date', '')}; timing core: "
+      f"`{t.get('git_commit') or 'unknown'}`"
+      + (f" (timing model and configs last changed by `{t['model_commit']}`)" if t.get("model_commit") else "")
+      + f", {t.get('date', '')}; timing core: "
       f"{'compiled' if (t.get('timing_core') or {}).get('compiled') else 'Python sources'}. "
       f"Wall time {v['wall_s']:.0f} s with {o['workers']} worker process(es)"
       f"{'' if o['sweeps'] else ', without the CTA sweeps'}. Config `{o['config']}`"

@@ -148,7 +148,7 @@ def validate(opts: Options, echo: Callable[[str], None] = lambda s: None) -> dic
     sweeps = sweep_rows(ref, points)
     summ = summary(rows, figures, sweeps)
     return {
-        "tlpsim": versions(),
+        "tlpsim": {**versions(), "model_commit": _model_commit()},
         "options": {"config": opts.config, "only": list(opts.only), "overrides": dict(opts.overrides),
                     "sweeps": opts.sweeps, "workers": opts.workers, "time_limit": opts.time_limit,
                     "trace_cache": opts.trace_cache},
@@ -172,3 +172,21 @@ def _program_summary(name: str, res: dict, ref_run: dict, partial: bool = False)
             "partial": partial, "wall_s": res.get("wall_s"), "functional_wall_s": m.get("functional_wall_s"),
             "timing_wall_s": m.get("timing_wall_s"), "gpgpusim_wall_s": ref_run.get("wall_s"),
             "peak_rss_mb": res.get("peak_rss_mb")}
+
+
+def _model_commit() -> str | None:
+    """The last commit that changed the timing model or the configs (in a source checkout)."""
+    import subprocess
+    from pathlib import Path
+
+    import tlpsim
+
+    src = Path(tlpsim.__file__).resolve().parents[2]
+    if not (src / ".git").exists():
+        return None
+    try:
+        proc = subprocess.run(["git", "-C", str(src), "log", "-1", "--format=%h %s", "--", "src/tlpsim/timing",
+                               "src/tlpsim/config"], capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout.strip()[:100] or None if proc.returncode == 0 else None
