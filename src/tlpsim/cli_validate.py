@@ -71,6 +71,9 @@ def validate_cmd(preset: str, only: tuple, out_dir: str | None, doc: str | None,
         for line in console_summary(record):
             click.echo(line)
         click.echo("written: " + ", ".join(str(p) for p in paths.values()))
+    if record["interrupted"]:
+        click.echo("interrupted: the outputs hold the runs that finished", err=True)
+        sys.exit(130)
     if any(p["error"] or p["verified"] is False for p in record["programs"]) \
             or any(j["error"] for j in record["jobs"]):
         sys.exit(1)

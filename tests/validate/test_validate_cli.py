@@ -104,3 +104,29 @@ def test_jobs_run_on_worker_processes_and_may_queue_more(tmp_path, monkeypatch):
     assert all(r["error"] is None and r["verified"] for r in got)
     # the probe ran in the workers too: every launch has its %clock interval for warp 0
     assert all(0 in la["clock"] and la["clock"][0] > 0 for r in got for la in r["launches"])
+
+
+@needs_ref
+def test_an_interrupted_validation_keeps_the_finished_runs(tmp_path, monkeypatch):
+    import tlpsim.validate.runner as runner
+    from tlpsim.validate.jobs import execute
+
+    def first_then_interrupt(jobs, workers, on_done):
+        res = execute(jobs[0])
+        on_done(res)
+        yield res
+        raise KeyboardInterrupt
+
+    monkeypatch.setenv("TLPSIM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(runner, "run_jobs", first_then_interrupt)
+    out = tmp_path / "v"
+    res = CliRunner().invoke(main, ["validate", "--only", "smem_stride.tput.1,dep_chain.mad.32", "--ref-dir",
+                                    str(REF_DIR), "--out", str(out)])
+    assert res.exit_code == 130, res.output
+    v = json.loads((out / "validation.json").read_text())
+    assert v["interrupted"] is True
+    done = [r for r in v["launches"] if r["error"] is None]
+    lost = [r for r in v["launches"] if r["error"] is not None]
+    assert len(done) == 1 and done[0]["ours"]["cycles"] > 0
+    assert len(lost) == 1 and lost[0]["error"] == "not run (interrupted)"
+    assert "**Interrupted**" in (out / "validation.md").read_text()

@@ -96,12 +96,12 @@ def validate(opts: Options, echo: Callable[[str], None] = lambda s: None) -> dic
     sel = select(ref, opts.only)
     if not sel.programs and not sel.micro:
         raise TlpsimError("--only selected nothing to run")
-    job_config(opts.config, opts.overrides, {"kind": "program"})   # a bad --config / --set fails here, not per job
-    checker = str(opts.overrides.get("sm.execution_checker", "none")).split("{")[0].strip()
-    if sel.micro and checker not in ("none", ""):
-        raise TlpsimError("the microbenchmarks' %clock figures are measured by an execution-checker plug-in; "
-                          f"--set sm.execution_checker={checker} cannot be combined with them "
-                          "(select reference programs only with --only reference)")
+    base = job_config(opts.config, opts.overrides, {"kind": "program"})  # a bad --config / --set fails here
+    checker = base.sm.execution_checker.impl
+    if sel.micro and checker != "none":
+        raise TlpsimError("the microbenchmarks' %clock figures are measured by an execution-checker plug-in, but "
+                          f"this configuration plugs in sm.execution_checker = {checker}; validate the reference "
+                          "programs only (--only reference) or use a configuration without a checker")
     jobs = [_job(opts, ref, "program", n, float(ref.programs[n].get("wall_s", 100))) for n in sel.programs]
     for m, lids in sel.micro.items():
         jobs.append(_job(opts, ref, "micro", m, float(ref.micro[m]["run"].get("wall_s", 10)),
@@ -133,10 +133,20 @@ def validate(opts: Options, echo: Callable[[str], None] = lambda s: None) -> dic
                 return [_job(opts, ref, "sweep", job["name"], float(by_n.get(nat, {}).get("wall_s", 100)), cap=nat)]
         return []
 
-    for _ in run_jobs(jobs, opts.workers, on_done):
-        pass
-    programs = {n: results[("program", n, None)] for n in sel.programs}
-    micro = {m: results[("micro", m, None)] for m in sel.micro}
+    interrupted = False
+    try:
+        for _ in run_jobs(jobs, opts.workers, on_done):
+            pass
+    except KeyboardInterrupt:   # keep what finished: the record is written with the rest marked not run
+        interrupted = True
+        echo("  interrupted: writing the results of the finished runs")
+
+    def got(kind: str, name: str) -> dict:
+        return results.get((kind, name, None)) or {"job": {"kind": kind, "name": name}, "launches": [],
+                                                   "error": "not run (interrupted)"}
+
+    programs = {n: got("program", n) for n in sel.programs}
+    micro = {m: got("micro", m) for m in sel.micro}
     points: dict[str, dict[int, dict]] = {}
     for n in swept:
         pts = {cap: res for (kind, name, cap), res in results.items() if kind == "sweep" and name == n}
@@ -155,6 +165,7 @@ def validate(opts: Options, echo: Callable[[str], None] = lambda s: None) -> dic
         "reference": {"dir": str(ref.dir), "simulator": ref.notes.get("simulator", ""),
                       "config": ref.notes.get("config", "")},
         "wall_s": time.perf_counter() - t0,
+        "interrupted": interrupted,
         "programs": [_program_summary(n, programs[n], ref.programs[n]) for n in sel.programs]
                     + [_program_summary(m, micro[m], ref.micro[m]["run"], partial=m in sel.partial)
                        for m in sel.micro],
