@@ -81,6 +81,12 @@ def select(ref: Reference, only: Sequence[str]) -> Selection:
     return Selection(sel_p, sel_m, partial)
 
 
+def _cost(entry: dict) -> float:
+    """A job's expected timing-model work, for running the longest first: the model's
+    time goes per warp instruction and per L2 access, about equally (not per idle cycle)."""
+    return float(entry.get("warp_insn", 0)) + float(entry.get("l2_accesses", 0))
+
+
 def _job(opts: Options, ref: Reference, kind: str, name: str, cost: float, **extra: Any) -> dict:
     return {"kind": kind, "name": name, "preset": opts.config, "overrides": dict(opts.overrides),
             "ref_dir": str(ref.dir), "time_limit": opts.time_limit, "trace_cache": opts.trace_cache,
@@ -102,9 +108,9 @@ def validate(opts: Options, echo: Callable[[str], None] = lambda s: None) -> dic
         raise TlpsimError("the microbenchmarks' %clock figures are measured by an execution-checker plug-in, but "
                           f"this configuration plugs in sm.execution_checker = {checker}; validate the reference "
                           "programs only (--only reference) or use a configuration without a checker")
-    jobs = [_job(opts, ref, "program", n, float(ref.programs[n].get("wall_s", 100))) for n in sel.programs]
+    jobs = [_job(opts, ref, "program", n, _cost(ref.programs[n])) for n in sel.programs]
     for m, lids in sel.micro.items():
-        jobs.append(_job(opts, ref, "micro", m, float(ref.micro[m]["run"].get("wall_s", 10)),
+        jobs.append(_job(opts, ref, "micro", m, sum(_cost(la) for la in ref.micro[m]["launches"]),
                          only=lids if m in sel.partial else None))
     swept = [n for n in sel.programs if opts.sweeps and n in ref.sweeps]
     natural: dict[str, int] = {}
@@ -115,7 +121,7 @@ def validate(opts: Options, echo: Callable[[str], None] = lambda s: None) -> dic
         by_n = {int(p["max_ctas_per_sm"]): p for p in entry["sweep"]}
         for cap in ns:
             if cap < natural[n]:
-                jobs.append(_job(opts, ref, "sweep", n, float(by_n[cap].get("wall_s", 100)), cap=cap))
+                jobs.append(_job(opts, ref, "sweep", n, _cost(by_n[cap]), cap=cap))
     results: dict[tuple[str, str, int | None], dict] = {}
 
     def on_done(res: dict) -> list[dict]:
@@ -130,7 +136,7 @@ def validate(opts: Options, echo: Callable[[str], None] = lambda s: None) -> dic
             if lim is not None and lim > natural[job["name"]]:  # tlpsim allows more: the cap binds, run it
                 nat = natural[job["name"]]
                 by_n = {int(p["max_ctas_per_sm"]): p for p in ref.sweeps[job["name"]]["sweep"]}
-                return [_job(opts, ref, "sweep", job["name"], float(by_n.get(nat, {}).get("wall_s", 100)), cap=nat)]
+                return [_job(opts, ref, "sweep", job["name"], _cost(by_n.get(nat, {})), cap=nat)]
         return []
 
     interrupted = False
