@@ -51,10 +51,12 @@ def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> 
     w("# Validation against GPGPU-Sim (GTX480)\n")
     w(f"Produced by `{command or 'tlpsim validate'}` on tlpsim {t.get('tlpsim', '?')}, commit "
       f"`{t.get('git_commit') or 'unknown'}`"
-      + (f" (timing model and configs last changed by `{t['model_commit']}`)" if t.get("model_commit") else "")
-      + f", {t.get('date', '')}; timing core: "
+      + (f" (timing model and configs last changed in `{t['model_commit']}`)" if t.get("model_commit") else "")
+      + f", finished {t.get('date', '')}; timing core: "
       f"{'compiled' if (t.get('timing_core') or {}).get('compiled') else 'Python sources'}. "
       f"Wall time {v['wall_s']:.0f} s with {o['workers']} worker process(es)"
+      + (" (machine load average {:.1f} at the start, {:.1f} at the end)".format(*v["loadavg_1min_start_end"])
+         if v.get("loadavg_1min_start_end") else "")
       f"{'' if o['sweeps'] else ', without the CTA sweeps'}. Config `{o['config']}`"
       + (", overrides " + ", ".join(f"`{k}={val}`" for k, val in o["overrides"].items()) if o["overrides"] else "")
       + ".\n")

@@ -11,6 +11,7 @@ limit does not exceed it (the cap would not bind).
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -98,6 +99,7 @@ def validate(opts: Options, echo: Callable[[str], None] = lambda s: None) -> dic
     from tlpsim.report.rundir import versions
 
     t0 = time.perf_counter()
+    load_start = os.getloadavg()[0]
     ref = load_reference(opts.ref_dir)
     sel = select(ref, opts.only)
     if not sel.programs and not sel.micro:
@@ -171,6 +173,7 @@ def validate(opts: Options, echo: Callable[[str], None] = lambda s: None) -> dic
         "reference": {"dir": str(ref.dir), "simulator": ref.notes.get("simulator", ""),
                       "config": ref.notes.get("config", "")},
         "wall_s": time.perf_counter() - t0,
+        "loadavg_1min_start_end": [round(load_start, 2), round(os.getloadavg()[0], 2)],
         "interrupted": interrupted,
         "programs": [_program_summary(n, programs[n], ref.programs[n]) for n in sel.programs]
                     + [_program_summary(m, micro[m], ref.micro[m]["run"], partial=m in sel.partial)
@@ -202,8 +205,8 @@ def _model_commit() -> str | None:
     if not (src / ".git").exists():
         return None
     try:
-        proc = subprocess.run(["git", "-C", str(src), "log", "-1", "--format=%h %s", "--", "src/tlpsim/timing",
+        proc = subprocess.run(["git", "-C", str(src), "log", "-1", "--format=%h (%cs)", "--", "src/tlpsim/timing",
                                "src/tlpsim/config"], capture_output=True, text=True, timeout=5, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
-    return proc.stdout.strip()[:100] or None if proc.returncode == 0 else None
+    return (proc.stdout.strip() or None) if proc.returncode == 0 else None
