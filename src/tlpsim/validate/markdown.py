@@ -49,17 +49,15 @@ def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> 
     out: list[str] = []
     w = out.append
     w("# Validation against GPGPU-Sim (GTX480)\n")
+    model = f" (timing model and configs last changed in `{t['model_commit']}`)" if t.get("model_commit") else ""
+    core = "compiled" if (t.get("timing_core") or {}).get("compiled") else "Python sources"
+    load = v.get("loadavg_1min_start_end")
+    load_s = f" (machine load average {load[0]:.1f} at the start, {load[1]:.1f} at the end)" if load else ""
+    over = (", overrides " + ", ".join(f"`{k}={val}`" for k, val in o["overrides"].items())) if o["overrides"] else ""
     w(f"Produced by `{command or 'tlpsim validate'}` on tlpsim {t.get('tlpsim', '?')}, commit "
-      f"`{t.get('git_commit') or 'unknown'}`"
-      + (f" (timing model and configs last changed in `{t['model_commit']}`)" if t.get("model_commit") else "")
-      + f", finished {t.get('date', '')}; timing core: "
-      f"{'compiled' if (t.get('timing_core') or {}).get('compiled') else 'Python sources'}. "
-      f"Wall time {v['wall_s']:.0f} s with {o['workers']} worker process(es)"
-      + (" (machine load average {:.1f} at the start, {:.1f} at the end)".format(*v["loadavg_1min_start_end"])
-         if v.get("loadavg_1min_start_end") else "")
-      f"{'' if o['sweeps'] else ', without the CTA sweeps'}. Config `{o['config']}`"
-      + (", overrides " + ", ".join(f"`{k}={val}`" for k, val in o["overrides"].items()) if o["overrides"] else "")
-      + ".\n")
+      f"`{t.get('git_commit') or 'unknown'}`{model}, finished {t.get('date', '')}; timing core: {core}. "
+      f"Wall time {v['wall_s']:.0f} s with {o['workers']} worker process(es){load_s}"
+      f"{'' if o['sweeps'] else ', without the CTA sweeps'}. Config `{o['config']}`{over}.\n")
     if v.get("interrupted"):
         w("**Interrupted**: the runs that had not finished are reported as not run.\n")
     w(f"Reference: {v['reference']['simulator'].split(',')[0] or 'GPGPU-Sim'} with the GTX480 configuration "
