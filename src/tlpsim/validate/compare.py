@@ -33,7 +33,8 @@ def _row(group: str, program: str, launch: str, kernel: str, ours: dict | None, 
     o = _pick(ours)
     row = {"group": group, "program": program, "launch": launch, "kernel": kernel, "ours": o, "gpgpusim": _pick(gs),
            "error": error, "verified": job.get("verified")}
-    row["cycles_rel_err"] = rel_err(o["cycles"], gs["cycles"]) if o["cycles"] is not None and error is None else None
+    have = o["cycles"] is not None and gs.get("cycles") and error is None
+    row["cycles_rel_err"] = rel_err(o["cycles"], gs["cycles"]) if have else None
     if ours:
         row["ours"].update(functional_wall_s=ours.get("functional_wall_s"), timing_wall_s=ours.get("timing_wall_s"))
     return row
