@@ -224,6 +224,8 @@ def _register_analyze() -> None:
     from tlpsim.cli_sweep import COMMANDS
 
     main.add_command(analyze_cmd)
+    from tlpsim.cli_validate import validate_cmd
+    main.add_command(validate_cmd)
     for cmd in COMMANDS + PLUGIN_COMMANDS:  # report, sweep, results, plot; plugins
         main.add_command(cmd)
 

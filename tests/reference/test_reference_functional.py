@@ -14,8 +14,9 @@ No tolerance is needed: measured, all six kernels match to the instruction. They
 are all small enough in functional mode (about 7 s together on the 2-core
 development machine, mm_naive the largest at ~3 s) to run in the suite.
 
-The harness (LCG, launches, checks) lives in benchmarks/reference_kernels.py, whose
---timing mode compares cycles with GPGPU-Sim.
+The programs (LCG, launches, checks) live in tlpsim.validate.programs; the harness
+benchmarks/reference_kernels.py (--timing) and `tlpsim validate` compare timing with
+GPGPU-Sim.
 """
 
 from __future__ import annotations
@@ -89,8 +90,9 @@ def test_integer_outputs_reproduce_the_reference_run(name, refs):
 
 
 def test_lcg_matches_the_c_recurrence():
-    h = _harness()
-    a, b = h.LCG(12345), h.LCG(12345)
+    from tlpsim.validate.lcg import LCG
+
+    a, b = LCG(12345), LCG(12345)
     seq = [a.next() for _ in range(1000)]
     assert b.draws(1000).tolist() == seq
     assert b.draws(3).tolist() == [a.next() for _ in range(3)]

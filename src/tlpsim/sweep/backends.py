@@ -42,15 +42,12 @@ class LocalPool:
         return f"local pool, {self.workers} worker(s)"
 
     def run(self, jobs: list[dict], run_root: str | None) -> Iterator[dict]:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from concurrent.futures import as_completed
         from concurrent.futures.process import BrokenProcessPool
 
         if not jobs:
             return
-        ctx = multiprocessing.get_context("fork")
-        pool = ProcessPoolExecutor(min(self.workers, len(jobs)), mp_context=ctx, initializer=_watch_parent,
-                                   initargs=(os.getpid(),))
+        pool = fork_pool(min(self.workers, len(jobs)))
         try:
             futures = [pool.submit(run_job, j, run_root) for j in jobs]
             for fut in as_completed(futures):
@@ -60,12 +57,25 @@ class LocalPool:
                     raise TlpsimError("a sweep worker process died (out of memory or killed?); finished runs are "
                                       "saved in the results database; re-run the sweep to continue") from None
         finally:
-            # on Ctrl-C or an error: drop queued runs and stop the ones in flight
-            procs = list(getattr(pool, "_processes", {}).values())
-            pool.shutdown(wait=False, cancel_futures=True)
-            for p in procs:
-                if p.is_alive():
-                    p.terminate()
+            stop_pool(pool)
+
+
+def fork_pool(workers: int):
+    """A process pool of `workers` forked workers that exit with their driver."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_watch_parent,
+                               initargs=(os.getpid(),))
+
+
+def stop_pool(pool) -> None:
+    """On Ctrl-C, an error or the end: drop queued work and stop the workers in flight."""
+    procs = list(getattr(pool, "_processes", {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
 
 
 class DaskBackend:

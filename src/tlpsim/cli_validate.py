@@ -1,0 +1,103 @@
+"""`tlpsim validate`: the timing model against GPGPU-Sim's reference runs
+(tlpsim.validate)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import time
+from typing import Any
+
+import click
+
+from tlpsim.cli_errors import friendly as _friendly
+
+
+@click.command("validate")
+@click.option("--config", "preset", default="gtx480", show_default=True,
+              help="GPU preset or TOML file (the reference runs are GPGPU-Sim's GTX480).")
+@click.option("--only", "only", multiple=True, metavar="NAME[,NAME...]",
+              help="Run only these: reference programs (mm_naive, ...), microbenchmarks (dep_chain, ...), single "
+                   "microbenchmark launches (dep_chain.fma.32, pointer_chase.32MB, ...), or the groups "
+                   "'reference' and 'micro' (repeatable or comma-separated).")
+@click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False),
+              help="Directory for validation.json/.md and the figures (default: runs/validate-CONFIG-TIME).")
+@click.option("--doc", default=None, type=click.Path(dir_okay=False),
+              help="Also write the Markdown report to this file (e.g. docs/validation.md), linking to the figures.")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole record as JSON instead of the summary.")
+@click.option("--sweeps/--no-sweeps", default=True, show_default=True,
+              help="Run the CTA-limit sweeps of the selected reference programs (the slow part).")
+@click.option("--workers", type=int, default=1, show_default=True,
+              help="Worker processes running programs and sweep points in parallel.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Config override for every run, e.g. --set dram.tRCD=14 (repeatable).")
+@click.option("--ref-dir", default=None, type=click.Path(file_okay=False),
+              help="GPGPU-Sim reference data (default: $TLPSIM_REFERENCE_DIR or ../shared/reference/kernels).")
+@click.option("--time-limit", type=int, default=0, show_default=True,
+              help="Seconds per program run before it is reported as failed (0: none).")
+@_friendly
+def validate_cmd(preset: str, only: tuple, out_dir: str | None, doc: str | None, as_json: bool, sweeps: bool,
+                 workers: int, overrides: tuple, ref_dir: str | None, time_limit: int) -> None:
+    """Run the GPGPU-Sim reference programs and microbenchmarks (same PTX, inputs and
+    launches) and compare cycles, IPC, miss rates, DRAM utilisation, the
+    microbenchmarks' derived figures and the CTA-limit sweeps with GPGPU-Sim's.
+    Writes JSON, Markdown and two figures; exits 1 if a program failed or its output
+    check did not pass."""
+    import json
+
+    from tlpsim.config.overrides import parse_override
+    from tlpsim.errors import TlpsimError
+    from tlpsim.validate import Options, validate
+    from tlpsim.validate.output import console_summary, json_safe, write
+
+    if workers < 1:
+        raise TlpsimError(f"--workers must be at least 1, got {workers}")
+    if time_limit < 0:
+        raise TlpsimError(f"--time-limit must be >= 0, got {time_limit}")
+    names = [n for item in only for n in item.split(",") if n.strip()]
+    opts = Options(config=preset, only=names, overrides=dict(parse_override(o) for o in overrides), sweeps=sweeps,
+                   workers=workers, ref_dir=ref_dir, time_limit=time_limit)
+    out = out_dir or os.path.join("runs", f"validate-{os.path.basename(str(preset)).split('.')[0]}-"
+                                          f"{time.strftime('%Y%m%d-%H%M%S')}")
+    progress = (lambda s: click.echo(s, err=True)) if as_json else click.echo
+    progress(f"validating {preset} against GPGPU-Sim (workers: {workers}"
+             f"{'' if sweeps else ', no sweeps'})")
+    record = validate(opts, echo=progress)
+    paths = write(record, out, doc, _command(opts, out_dir, doc))
+    if as_json:
+        click.echo(json.dumps(json_safe(record), indent=1, default=str))
+    else:
+        for line in console_summary(record):
+            click.echo(line)
+        click.echo("written: " + ", ".join(str(p) for p in paths.values()))
+    if record["interrupted"]:
+        click.echo("interrupted: the outputs hold the runs that finished", err=True)
+        sys.exit(130)
+    if any(p["error"] or p["verified"] is False for p in record["programs"]) \
+            or any(j["error"] for j in record["jobs"]):
+        sys.exit(1)
+
+
+def _command(opts: Any, out_dir: str | None, doc: str | None) -> str:
+    """The command line that reproduces this run (recorded in the outputs)."""
+    args = ["tlpsim", "validate"]
+    if opts.config != "gtx480":
+        args += ["--config", opts.config]
+    if opts.only:
+        args += ["--only", ",".join(opts.only)]
+    if not opts.sweeps:
+        args.append("--no-sweeps")
+    if opts.workers != 1:
+        args += ["--workers", str(opts.workers)]
+    for k, v in opts.overrides.items():
+        args += ["--set", f"{k}={v}"]
+    if opts.time_limit:
+        args += ["--time-limit", str(opts.time_limit)]
+    if opts.ref_dir:
+        args += ["--ref-dir", opts.ref_dir]
+    if out_dir:
+        args += ["--out", out_dir]
+    if doc:
+        args += ["--doc", doc]
+    return " ".join(shlex.quote(a) for a in args)
