@@ -109,9 +109,15 @@ def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool
 @click.option("--json", "as_json", is_flag=True, help="Print the result record as JSON.")
 @click.option("--energy-plot", type=click.Path(dir_okay=False), default=None,
               help="Timing mode: write a stacked-bar energy breakdown per launch (PNG) and print the run's energy.")
+@click.option("--budget-factor", type=float, default=None,
+              help="Runaway budget: a warp may execute this many times its kernel's static instructions "
+                   "(default 10000, or TLPSIM_BUDGET_FACTOR).")
+@click.option("--time-limit", type=float, default=None, metavar="SECONDS",
+              help="Wall-clock limit per launch (default none, or TLPSIM_TIME_LIMIT).")
 @_friendly
 def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, seed: int, stats_out: str | None,
-            run_dir: str | None, poison_dead: bool, as_json: bool, energy_plot: str | None = None) -> None:
+            run_dir: str | None, poison_dead: bool, as_json: bool, energy_plot: str | None = None,
+            budget_factor: float | None = None, time_limit: float | None = None) -> None:
     """Run a built-in workload, verify its output against NumPy, and report. Writes a
     run directory (params, resolved config, stats, timeline, versions)."""
     from tlpsim.config.overrides import parse_override
@@ -124,7 +130,8 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
     wl = get_workload(workload)
     check_new(run_dir)
     params = RunParams(workload, size, preset, dict(parse_override(o) for o in overrides), seed, mode)
-    outcome = execute(params, poison_dead=poison_dead,
+    limits = {k: v for k, v in (("budget_factor", budget_factor), ("time_limit", time_limit)) if v is not None}
+    outcome = execute(params, poison_dead=poison_dead, device_options=limits,
                       on_device=lambda dev: RunProgress(dev, f"{workload} ({size})"))
     result, record = outcome.result, outcome.record
     out = write_run_dir(outcome, path=run_dir)

@@ -29,9 +29,10 @@ from tlpsim.functional.kernel import CompiledKernel
 from tlpsim.functional.launch import LaunchOutcome, as_dim3, pack_params, run_launch
 from tlpsim.functional.memory import DeviceMemory
 from tlpsim.functional.replay import TraceCache, apply_diff, launch_key, memory_diff
+from tlpsim.functional.runaway import check_limit, env_factor, env_time_limit, launch_limits
 from tlpsim.trace.format import Trace
 
-DEFAULT_BUDGET = 500_000_000  # warp instructions per launch before it is declared runaway
+DEFAULT_BUDGET = "auto"  # per launch: budget_factor x static instructions x warps (functional.runaway)
 
 
 @dataclass
@@ -73,16 +74,22 @@ class Device:
     _lock = threading.Lock()
 
     def __init__(self, config: Any = None, mode: str = "functional", *, trace: bool = True,
-                 budget: int | None = DEFAULT_BUDGET, arch: str = "sm_80", value_classes: bool = True,
+                 budget: int | str | None = DEFAULT_BUDGET, arch: str = "sm_80", value_classes: bool = True,
                  chunk_threads: int | None = None, maxrregcount: int | None = None,
                  trace_cache: bool | str | None = None, dense: bool = False,
-                 poison_dead_registers: bool = False) -> None:
+                 poison_dead_registers: bool = False, budget_factor: float | None = None,
+                 time_limit: float | None = None) -> None:
         if mode not in ("functional", "timing"):
             raise TlpsimError(f"Device mode must be 'functional' or 'timing', not {mode!r}")
         self.config = config if config is not None else ("gtx480" if mode == "timing" else None)
         self.mode = mode
         self.trace = trace or mode == "timing"
-        self.budget = budget
+        # runaway launches (functional.runaway): "auto" = budget_factor x static instructions
+        # x warps; an int = the launch's total warp instructions; None = no budget
+        self.budget = budget if budget in (None, "auto") else check_limit(budget, "budget", integer=True)
+        self.budget_factor = check_limit(budget_factor, "budget_factor") if budget_factor is not None \
+            else env_factor()
+        self.time_limit = check_limit(time_limit, "time_limit") if time_limit is not None else env_time_limit()
         self.arch = arch
         self.maxrregcount = maxrregcount  # e.g. 63 for Fermi-era presets
         self.value_classes = value_classes
@@ -178,9 +185,10 @@ class Device:
             else:
                 before = self.memory.data[: self.memory.top].copy()
         if outcome is None:
+            limits = launch_limits(len(ck.fn.instructions), _n_warps(grid, block), self.budget, self.budget_factor,
+                                   self.time_limit)
             outcome = run_launch(ck, self.memory, grid, block, params, shared_mem, trace=self.trace,
-                                 budget=self.budget, chunk_threads=self.chunk_threads,
-                                 value_classes=self.value_classes)
+                                 chunk_threads=self.chunk_threads, value_classes=self.value_classes, limits=limits)
             if self.trace_cache is not None and not self.poison_dead_registers and outcome.trace is not None:
                 self.trace_cache.store(key, outcome.trace, memory_diff(before, self.memory.data))
         from tlpsim.frontend.names import qualified_name
@@ -218,6 +226,11 @@ class Device:
 
 
 _default_device: Device | None = None
+
+
+def _n_warps(grid, block) -> int:
+    g, b = as_dim3(grid, "grid"), as_dim3(block, "block")
+    return g[0] * g[1] * g[2] * -(-(b[0] * b[1] * b[2]) // 32)
 
 
 def _address_of(a) -> int | None:

@@ -49,12 +49,15 @@ class CompiledKernel:
         self.guards: list = []
         self.targets: list[tuple[int, ...]] = []
         self.reconv = reconvergence_points(fn)
+        self.back_edges: dict[int, int] = {}  # loop branch pc -> its target (<= pc)
         for ins in fn.instructions:
             kind, run = self._compile(ins, oc, semantics)
             self.kinds[ins.index] = kind
             self.runs.append(run)
             self.guards.append(oc.reader(ins.guard, "pred") if ins.guard is not None else None)
             self.targets.append(branch_targets(fn, ins.index) if ins.base in ("bra", "brx") else ())
+            if ins.base == "bra" and self.targets[-1] and self.targets[-1][0] <= ins.index:
+                self.back_edges[ins.index] = self.targets[-1][0]
         self.poison = None
         if poison:
             from tlpsim.functional.poison import PoisonPlan

@@ -5,6 +5,7 @@ bounded) and collect the trace."""
 from __future__ import annotations
 
 import struct
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,6 +13,7 @@ import numpy as np
 from tlpsim.errors import KernelError, TlpsimError
 from tlpsim.frontend.ir import Param
 from tlpsim.functional.kernel import CompiledKernel
+from tlpsim.functional.runaway import RunLimits
 from tlpsim.functional.simt import ChunkRunner
 from tlpsim.functional.state import ChunkState, Geometry
 from tlpsim.functional.tracer import TraceRecorder
@@ -84,7 +86,12 @@ def pack_params(params: list[Param], args: tuple, kernel: str, address_of) -> np
 
 def run_launch(ck: CompiledKernel, memory, grid, block, kernel_params: np.ndarray, dynamic_shared: int = 0, *,
                trace: bool = True, budget: int | None = None, chunk_threads: int = DEFAULT_CHUNK_THREADS,
-               n_sms: int = 1, value_classes: bool = True, progress=None) -> LaunchOutcome:
+               n_sms: int = 1, value_classes: bool = True, progress=None,
+               limits: RunLimits | None = None) -> LaunchOutcome:
+    """Execute a launch. `limits` (budgets, time limit; see functional.runaway) default
+    to a plain total `budget`."""
+    limits = limits or RunLimits(budget)
+    deadline = limits.deadline(time.perf_counter())
     geom = Geometry(as_dim3(grid, "grid"), as_dim3(block, "block"))
     tpc = geom.threads_per_cta
     if tpc > 1024:
@@ -100,7 +107,7 @@ def run_launch(ck: CompiledKernel, memory, grid, block, kernel_params: np.ndarra
         recorder = TraceRecorder(ck.fn, spaces, geom.grid, geom.block, n_warps, wpc, value_classes)
     per_chunk = max(1, chunk_threads // (wpc * 32))
     total = 0
-    remaining = budget
+    remaining = limits.budget
     for begin in range(0, geom.n_ctas, per_chunk):
         end = min(begin + per_chunk, geom.n_ctas)
         st = ChunkState(geom, begin, end, ck.fn.reg_types, memory, kernel_params, shared, lay.local_bytes,
@@ -108,7 +115,7 @@ def run_launch(ck: CompiledKernel, memory, grid, block, kernel_params: np.ndarra
         st.constants["dynamic_smem_size"] = int(dynamic_shared)
         if recorder is not None:
             recorder.begin_chunk(begin * wpc)
-        runner = ChunkRunner(ck, st, recorder, remaining, warp_base=begin * wpc)
+        runner = ChunkRunner(ck, st, recorder, remaining, warp_base=begin * wpc, limits=limits, deadline=deadline)
         runner.run()
         total += runner.warp_insts
         if remaining is not None:

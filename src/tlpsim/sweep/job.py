@@ -72,9 +72,11 @@ class RunOutcome:
 
 
 def execute(params: RunParams, *, poison_dead: bool = False,
-            on_device: Callable[[Any], Any] | None = None) -> RunOutcome:
+            on_device: Callable[[Any], Any] | None = None, device_options: dict | None = None) -> RunOutcome:
     """Run one workload on a fresh Device and build its record. `on_device(dev)`
-    may return a context manager (e.g. a progress bar) held around the run."""
+    may return a context manager (e.g. a progress bar) held around the run;
+    `device_options` are further Device keywords that do not change results
+    (budget_factor, time_limit)."""
     import contextlib
 
     import tlpsim
@@ -93,7 +95,8 @@ def execute(params: RunParams, *, poison_dead: bool = False,
     else:
         raise TlpsimError(f"mode must be 'functional' or 'timing', not {params.mode!r}")
     with _RUN_LOCK:
-        dev = tlpsim.Device(mode=params.mode, config=config, poison_dead_registers=poison_dead)
+        dev = tlpsim.Device(mode=params.mode, config=config, poison_dead_registers=poison_dead,
+                            **(device_options or {}))
         hook = on_device(dev) if on_device is not None else None
         with dev, (hook if hook is not None else contextlib.nullcontext()):
             result = wl.execute(params.size, params.seed)
