@@ -28,7 +28,7 @@ from tlpsim.frontend.resources import ResourceUsage
 from tlpsim.functional.kernel import CompiledKernel
 from tlpsim.functional.launch import LaunchOutcome, as_dim3, pack_params, run_launch
 from tlpsim.functional.memory import DeviceMemory
-from tlpsim.functional.replay import TraceCache, apply_diff, launch_key, memory_diff
+from tlpsim.functional.replay import apply_diff, launch_key, memory_diff, open_trace_cache, store_quietly
 from tlpsim.functional.runaway import check_limit, env_factor, env_time_limit, launch_limits
 from tlpsim.trace.format import Trace
 
@@ -100,7 +100,7 @@ class Device:
         # memoise launches on disk: on by default in timing mode (sweeps re-run workloads)
         if trace_cache is None:
             trace_cache = mode == "timing"
-        self.trace_cache = TraceCache(trace_cache if isinstance(trace_cache, str) else None) if trace_cache else None
+        self.trace_cache = open_trace_cache(trace_cache)  # None, with a warning, when its directory is unwritable
         self.launches: list[LaunchRecord] = []
         self._globals: dict[int, dict[str, int]] = {}
         self._compiled: dict[tuple[int, str], CompiledKernel] = {}
@@ -190,7 +190,7 @@ class Device:
             outcome = run_launch(ck, self.memory, grid, block, params, shared_mem, trace=self.trace,
                                  chunk_threads=self.chunk_threads, value_classes=self.value_classes, limits=limits)
             if self.trace_cache is not None and not self.poison_dead_registers and outcome.trace is not None:
-                self.trace_cache.store(key, outcome.trace, memory_diff(before, self.memory.data))
+                store_quietly(self.trace_cache, key, outcome.trace, memory_diff(before, self.memory.data))
         from tlpsim.frontend.names import qualified_name
 
         rec = LaunchRecord(kernel=qualified_name(kernel.name), mangled=kernel.name, grid=as_dim3(grid, "grid"),

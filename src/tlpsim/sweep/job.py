@@ -135,7 +135,11 @@ def run_job(params: dict, run_root: str | None = None) -> dict:
         if run_root:
             from tlpsim.report.rundir import write_run_dir
 
-            out["run_dir"] = str(write_run_dir(outcome, root=run_root))
+            try:
+                out["run_dir"] = str(write_run_dir(outcome, root=run_root))
+            except OSError as exc:  # the results still go to the database
+                note = f"run directory not written under {run_root}: {exc.strerror or exc}"
+                out["error"] = f"{out['error']}; {note}" if out["error"] else note
     except Exception as exc:  # noqa: BLE001 - one failing run must not stop the sweep
         out["status"] = "failed"
         out["record"] = None
