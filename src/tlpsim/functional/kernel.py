@@ -11,7 +11,7 @@ from tlpsim.analysis.analyzed import analyze
 from tlpsim.analysis.kernel_cfg import EXIT, reconvergence_points
 from tlpsim.errors import UnsupportedPTX
 from tlpsim.frontend.blocks import branch_targets
-from tlpsim.frontend.ir import Function, Imm, Instruction, Module
+from tlpsim.frontend.ir import Function, Imm, Instruction, Module, Special
 from tlpsim.functional.layout import Layout, build_layout
 from tlpsim.functional.operands import OperandCompiler
 from tlpsim.functional.semantics import load_all
@@ -50,6 +50,9 @@ class CompiledKernel:
         self.targets: list[tuple[int, ...]] = []
         self.reconv = reconvergence_points(fn)
         self.back_edges: dict[int, int] = {}  # loop branch pc -> its target (<= pc)
+        # reads the driver's %envreg registers: a cooperative-groups grid (grid.sync() traps unless cooperative)
+        self.reads_envreg = any(isinstance(o, Special) and o.name in ("envreg1", "envreg2")
+                                for ins in fn.instructions for o in ins.srcs)
         for ins in fn.instructions:
             kind, run = self._compile(ins, oc, semantics)
             self.kinds[ins.index] = kind
@@ -67,6 +70,13 @@ class CompiledKernel:
     @property
     def name(self) -> str:
         return self.fn.name
+
+    @property
+    def display_name(self) -> str:
+        """The kernel's source-level name (`ns::k` for a mangled `_ZN2ns1kEv`), for messages."""
+        from tlpsim.frontend.names import qualified_name
+
+        return qualified_name(self.source.name)
 
     def reconvergence(self, pc: int) -> int:
         return self.reconv.get(pc, EXIT)
@@ -90,7 +100,7 @@ class CompiledKernel:
         build = semantics.get(base)
         if build is None:
             raise UnsupportedPTX(f"instruction '{ins.opcode}' is not supported by the functional model "
-                                 f"(kernel {self.source.name})", self.module.filename, ins.line)
+                                 f"(kernel {self.display_name})", self.module.filename, ins.line)
         try:
             return NORMAL, build(ins, oc)
         except UnsupportedPTX as exc:

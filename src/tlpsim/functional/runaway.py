@@ -302,7 +302,7 @@ class RunawayGuard:
             cta, tid = r._coords(w * 32)
             if describe:
                 message = f"{message}; {self._describe(np.asarray(warps))} at '{ins}'"
-        return cls(message, kernel=r.ck.source.name, cta=cta, thread=tid, line=ins.line,
+        return cls(message, kernel=r.ck.display_name, cta=cta, thread=tid, line=ins.line,
                    filename=r.ck.module.filename)
 
 

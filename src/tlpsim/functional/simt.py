@@ -373,7 +373,7 @@ class ChunkRunner:
         if thread is not None:
             cta, tid = self._coords(thread)
         ins = self.ck.fn.instructions[pc]
-        return KernelError(message, kernel=self.ck.source.name, cta=cta, thread=tid, line=ins.line,
+        return KernelError(message, kernel=self.ck.display_name, cta=cta, thread=tid, line=ins.line,
                            address=address, filename=self.ck.module.filename)
 
     def _fault(self, pc: int, eidx: np.ndarray, fault: MemoryFault):
@@ -383,7 +383,11 @@ class ChunkRunner:
                           f"by '{ins}'", pc, thread, fault.address) from None
 
     def _trap(self, pc: int, eidx: np.ndarray):
-        raise self._error("trap instruction executed (e.g. a failed device-side assert)", pc, int(eidx[0]))
+        msg = "trap instruction executed (e.g. a failed device-side assert)"
+        if self.ck.reads_envreg and "envreg1" not in self.st.constants:
+            msg += ("; this kernel uses a cooperative-groups grid (cg::this_grid()), whose grid.sync() traps unless "
+                    "the launch is cooperative: create the kernel with enable_cooperative_groups=True")
+        raise self._error(msg, pc, int(eidx[0]))
 
     def _deadlock(self):
         (cta, bid), entries = next(iter(self.waiting.items()))
