@@ -100,7 +100,8 @@ def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool
 @click.option("--config", "preset", default="gtx480", show_default=True, help="GPU preset (timing mode).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Config override with a dotted key, e.g. --set sm.warp_scheduler=lrr (repeatable).")
-@click.option("--seed", default=1, show_default=True, help="Seed of the generated inputs.")
+@click.option("--seed", default=1, show_default=True, type=click.IntRange(min=0),
+              help="Seed of the generated inputs (>= 0).")
 @click.option("--stats-out", type=click.Path(dir_okay=False), default=None,
               help="Also write the stats JSON to this file.")
 @click.option("--run-dir", type=click.Path(file_okay=False), default=None,
@@ -110,10 +111,16 @@ def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool
 @click.option("--json", "as_json", is_flag=True, help="Print the result record as JSON.")
 @click.option("--energy-plot", type=click.Path(dir_okay=False), default=None,
               help="Timing mode: write a stacked-bar energy breakdown per launch (PNG) and print the run's energy.")
+@click.option("--budget-factor", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Runaway budget: a warp may execute this many times its kernel's static instructions "
+                   "(default 10000, or TLPSIM_BUDGET_FACTOR).")
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+              help="Wall-clock limit per launch (default none, or TLPSIM_TIME_LIMIT).")
 @plugin_option
 @_friendly
 def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, seed: int, stats_out: str | None,
             run_dir: str | None, poison_dead: bool, as_json: bool, energy_plot: str | None = None,
+            budget_factor: float | None = None, time_limit: float | None = None,
             plugins: tuple[str, ...] = ()) -> None:
     """Run a built-in workload, verify its output against NumPy, and report. Writes a
     run directory (params, resolved config, stats, timeline, versions)."""
@@ -121,22 +128,20 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
     from tlpsim.policies.external import activate
     from tlpsim.report import console
     from tlpsim.report.progress import RunProgress
-    from tlpsim.report.rundir import check_new, write_run_dir
+    from tlpsim.report.outputs import check_run_outputs, keep_results, write_run_outputs
     from tlpsim.sweep.job import RunParams, execute
     from tlpsim.workloads.registry import get_workload
 
     loaded = activate(plugins)
     wl = get_workload(workload)
-    check_new(run_dir)
+    check_run_outputs(run_dir, stats_out, energy_plot)  # before simulating: an unwritable path loses nothing
     params = RunParams(workload, size, preset, dict(parse_override(o) for o in overrides), seed, mode,
                        tuple(lp.spec for lp in loaded))
-    outcome = execute(params, poison_dead=poison_dead,
+    limits = {k: v for k, v in (("budget_factor", budget_factor), ("time_limit", time_limit)) if v is not None}
+    outcome = execute(params, poison_dead=poison_dead, device_options=limits,
                       on_device=lambda dev: RunProgress(dev, f"{workload} ({size})"))
     result, record = outcome.result, outcome.record
-    out = write_run_dir(outcome, path=run_dir)
-    if stats_out:
-        Path(stats_out).parent.mkdir(parents=True, exist_ok=True)
-        Path(stats_out).write_text(json.dumps(record, indent=1, default=float))
+    out, write_failure = write_run_outputs(outcome, run_dir, stats_out)
     if as_json:
         click.echo(json.dumps(record, indent=2, default=float))
     else:
@@ -149,10 +154,16 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
             if energy_plot:
                 from tlpsim.report.energy_plot import launch_figure
 
-                click.echo(launch_figure([r.stats for r in result.launches if r.stats is not None], energy_plot))
+                try:
+                    click.echo(launch_figure([r.stats for r in result.launches if r.stats is not None], energy_plot))
+                except OSError as exc:
+                    write_failure = write_failure or keep_results(record, f"energy plot {energy_plot}", exc)
         console.checks_report(result)
         click.echo(f"total wall time {result.wall_seconds:.2f} s")
-        click.echo(f"run directory {out} (tlpsim report {out} -o report.html)")
+        if out is not None:
+            click.echo(f"run directory {out} (tlpsim report {out} -o report.html)")
+    if write_failure is not None:
+        raise write_failure
     if not result.verified:
         sys.exit(1)
 

@@ -27,9 +27,14 @@ def report_cmd(run_dir: str, output: str | None) -> None:
     from tlpsim.report.html import render_report
     from tlpsim.report.rundir import load_run_dir
 
+    from tlpsim.report.outputs import OutputError, check_file
+
     rec = load_run_dir(run_dir)
-    out = Path(output or Path(run_dir) / "report.html")
-    out.write_text(render_report(rec), encoding="utf-8")
+    out = check_file(output or Path(run_dir) / "report.html", "report", "-o")
+    try:
+        out.write_text(render_report(rec), encoding="utf-8")
+    except OSError as exc:
+        raise OutputError(f"could not write the report {out}: {exc.strerror or exc}") from None
     click.echo(f"report written to {out}")
 
 
@@ -58,6 +63,10 @@ def sweep_cmd(spec: str, db: str | None, workers: int | None, dask_address: str 
 
     s = load_spec(spec, tuple(lp.spec for lp in activate(plugins)))
     db_path = db or str(Path(spec).with_suffix(".db"))
+    if run_dirs and not dry_run:
+        from tlpsim.report.outputs import check_dir
+
+        check_dir(run_dirs, "run directories' root", "--run-dirs")
     if dry_run:
         have = ResultsDB(db_path).finished_keys() if Path(db_path).exists() else set()
         table(("key", "run", "in DB"), [[r.key(), r.label(), "yes" if r.key() in have else ""] for r in s.runs])

@@ -21,17 +21,28 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tlpsim.errors import TlpsimError
+from tlpsim.errors import KernelNotFound, TlpsimError
 from tlpsim.frontend.ir import Function, Module
 from tlpsim.frontend.loader import Program, load_program
+from tlpsim.frontend.names import qualified_name
+from tlpsim.frontend.name_expressions import add_name_expressions, check_expressions, is_template_name, lowered_names
 from tlpsim.frontend.resources import ResourceUsage
 from tlpsim.functional.kernel import CompiledKernel
-from tlpsim.functional.launch import LaunchOutcome, as_dim3, pack_params, run_launch
+from tlpsim.functional.launch import LaunchOutcome, as_dim3, cooperative_launch, run_launch
+from tlpsim.functional.launch_args import (
+    DEFAULT_SHARED_PER_BLOCK,
+    LaunchArgumentError,
+    check_max_dynamic,
+    check_shape,
+    check_shared,
+    pack_params,
+)
 from tlpsim.functional.memory import DeviceMemory
-from tlpsim.functional.replay import TraceCache, apply_diff, launch_key, memory_diff
+from tlpsim.functional.replay import apply_diff, launch_key, memory_diff, open_trace_cache, store_quietly
+from tlpsim.functional.runaway import check_limit, env_factor, env_time_limit, launch_limits
 from tlpsim.trace.format import Trace
 
-DEFAULT_BUDGET = 500_000_000  # warp instructions per launch before it is declared runaway
+DEFAULT_BUDGET = "auto"  # per launch: budget_factor x static instructions x warps (functional.runaway)
 
 
 @dataclass
@@ -71,18 +82,27 @@ class Device:
 
     _stack: list["Device"] = []
     _lock = threading.Lock()
+    _created = 0
 
     def __init__(self, config: Any = None, mode: str = "functional", *, trace: bool = True,
-                 budget: int | None = DEFAULT_BUDGET, arch: str = "sm_80", value_classes: bool = True,
+                 budget: int | str | None = DEFAULT_BUDGET, arch: str = "sm_80", value_classes: bool = True,
                  chunk_threads: int | None = None, maxrregcount: int | None = None,
                  trace_cache: bool | str | None = None, dense: bool = False,
-                 poison_dead_registers: bool = False) -> None:
+                 poison_dead_registers: bool = False, budget_factor: float | None = None,
+                 time_limit: float | None = None) -> None:
         if mode not in ("functional", "timing"):
             raise TlpsimError(f"Device mode must be 'functional' or 'timing', not {mode!r}")
         self.config = config if config is not None else ("gtx480" if mode == "timing" else None)
         self.mode = mode
+        Device._created += 1
+        self.name = f"Device #{Device._created} ({mode})"  # for messages that must tell devices apart
         self.trace = trace or mode == "timing"
-        self.budget = budget
+        # runaway launches (functional.runaway): "auto" = budget_factor x static instructions
+        # x warps; an int = the launch's total warp instructions; None = no budget
+        self.budget = budget if budget in (None, "auto") else check_limit(budget, "budget", integer=True)
+        self.budget_factor = check_limit(budget_factor, "budget_factor") if budget_factor is not None \
+            else env_factor()
+        self.time_limit = check_limit(time_limit, "time_limit") if time_limit is not None else env_time_limit()
         self.arch = arch
         self.maxrregcount = maxrregcount  # e.g. 63 for Fermi-era presets
         self.value_classes = value_classes
@@ -93,7 +113,7 @@ class Device:
         # memoise launches on disk: on by default in timing mode (sweeps re-run workloads)
         if trace_cache is None:
             trace_cache = mode == "timing"
-        self.trace_cache = TraceCache(trace_cache if isinstance(trace_cache, str) else None) if trace_cache else None
+        self.trace_cache = open_trace_cache(trace_cache)  # None, with a warning, when its directory is unwritable
         self.launches: list[LaunchRecord] = []
         self._globals: dict[int, dict[str, int]] = {}
         self._compiled: dict[tuple[int, str], CompiledKernel] = {}
@@ -160,12 +180,16 @@ class Device:
     # ------------------------------------------------------------ launching
 
     def launch(self, program: Program, kernel_name: str, grid, block, args: Sequence, shared_mem: int = 0,
-               stream: "Stream | None" = None, resources: dict | None = None) -> LaunchRecord:
+               stream: "Stream | None" = None, resources: dict | None = None,
+               max_dynamic_shared: int | None = None, cooperative: bool = False) -> LaunchRecord:
         import time
 
         kernel = program.kernel(kernel_name)
+        shown = qualified_name(kernel.name)
+        grid, block = check_shape(grid, block, shown)  # CUDA's limits, before any work
         ck = self.compiled(program.module, kernel)
-        params = pack_params(kernel.params, tuple(args), kernel.name, _address_of)
+        shared_mem = check_shared(shared_mem, ck.layout.shared_static_bytes, shown, self.arch, max_dynamic_shared)
+        params = pack_params(kernel.params, tuple(args), shown, _addresses_on(self))
         t0 = time.perf_counter()
         outcome, cached = None, False
         if self.trace_cache is not None and not self.poison_dead_registers:
@@ -178,13 +202,15 @@ class Device:
             else:
                 before = self.memory.data[: self.memory.top].copy()
         if outcome is None:
+            limits = launch_limits(len(ck.fn.instructions), _n_warps(grid, block), self.budget, self.budget_factor,
+                                   self.time_limit)
+            coop = cooperative_launch(self.memory, kernel.name, grid, block) if cooperative else None
             outcome = run_launch(ck, self.memory, grid, block, params, shared_mem, trace=self.trace,
-                                 budget=self.budget, chunk_threads=self.chunk_threads,
-                                 value_classes=self.value_classes)
+                                 chunk_threads=coop.chunk_threads if coop else self.chunk_threads,
+                                 value_classes=self.value_classes, limits=limits,
+                                 constants=coop.constants if coop else None)
             if self.trace_cache is not None and not self.poison_dead_registers and outcome.trace is not None:
-                self.trace_cache.store(key, outcome.trace, memory_diff(before, self.memory.data))
-        from tlpsim.frontend.names import qualified_name
-
+                store_quietly(self.trace_cache, key, outcome.trace, memory_diff(before, self.memory.data))
         rec = LaunchRecord(kernel=qualified_name(kernel.name), mangled=kernel.name, grid=as_dim3(grid, "grid"),
                            block=as_dim3(block, "block"), shared_mem=int(shared_mem),
                            stream=(stream.id if stream is not None else self.current_stream),
@@ -198,7 +224,7 @@ class Device:
             regs = over.get("registers", res.registers if res else None)
             smem = over.get("shared_bytes", res.shared_bytes if res else ck.layout.shared_static_bytes)
             if regs is None:
-                raise TlpsimError(f"kernel {kernel.name}: no register count (ptxas cannot assemble this PTX's target); "
+                raise TlpsimError(f"kernel {shown}: no register count (ptxas cannot assemble this PTX's target); "
                                   "pass resources={'registers': N, 'shared_bytes': B} to the launch")
             rec.device = self
             self._pending.append((rec, (ck.fn, ck.oc.space_of_access, outcome.trace, regs, smem + int(shared_mem),
@@ -220,13 +246,27 @@ class Device:
 _default_device: Device | None = None
 
 
-def _address_of(a) -> int | None:
-    if isinstance(a, ndarray):
-        return a.ptr
-    if isinstance(a, np.ndarray) and a.ndim > 0:
-        raise TlpsimError("a NumPy array was passed as a kernel argument; copy it to the device first "
-                          "with tlpsim.asarray(...)")
-    return None
+def _n_warps(grid, block) -> int:
+    g, b = as_dim3(grid, "grid"), as_dim3(block, "block")
+    return g[0] * g[1] * g[2] * -(-(b[0] * b[1] * b[2]) // 32)
+
+
+def _addresses_on(device: Device):
+    """`address_of(arg)` for pack_params: the device address of an array on `device`."""
+
+    def address_of(a) -> int | None:
+        if isinstance(a, ndarray):
+            if a.device is not device:
+                raise LaunchArgumentError(f"an array allocated on {a.device.name} was passed to a kernel launched on "
+                                          f"{device.name}: its address means nothing there; copy it with "
+                                          "tlpsim.asarray(a.get()) inside `with device:`")
+            return a.ptr
+        if isinstance(a, np.ndarray) and a.ndim > 0 and a.dtype.kind != "V":
+            raise LaunchArgumentError("a NumPy array was passed as a kernel argument; copy it to the device first "
+                                      "with tlpsim.asarray(...)")
+        return None
+
+    return address_of
 
 
 # ---------------------------------------------------------------- arrays
@@ -350,25 +390,58 @@ def arange(*args, dtype=None) -> ndarray:
 
 
 class RawModule:
-    """CUDA source (or PTX) compiled once; kernels are fetched with get_function()."""
+    """CUDA source (or PTX) compiled once; kernels are fetched with get_function().
+
+    `options` are passed to nvcc as CuPy passes them to NVRTC (`-I`, `-D`, `--std`,
+    `-maxrregcount` are understood; see frontend.options). `name_expressions`
+    (e.g. ["scale<float, 3>"]) instantiate template kernels and let
+    `get_function` find them by that expression, as in CuPy. With
+    `enable_cooperative_groups`, launches are cooperative (grid.sync() works; all
+    CTAs are executed together). A module pickles as its source and options and is
+    recompiled (from the PTX cache) where it is unpickled, as CuPy's does."""
 
     def __init__(self, code: str | None = None, *, path: str | None = None, options: Sequence[str] = (),
                  backend: str = "nvcc", name_expressions=None, arch: str | None = None,
-                 maxrregcount: int | None = None) -> None:
+                 maxrregcount: int | None = None, jitify: bool = False,
+                 enable_cooperative_groups: bool = False) -> None:
         if (code is None) == (path is None):
             raise TlpsimError("RawModule needs exactly one of code= or path=")
-        self.options = tuple(o for o in options if o not in ("--std=c++11", "-std=c++11", "--std=c++14",
-                                                                "-std=c++14", "--std=c++17", "-std=c++17"))
-        from pathlib import Path
-
+        if backend not in ("nvcc", "nvrtc"):
+            raise TlpsimError(f"RawModule backend must be 'nvcc' or 'nvrtc' (both compile with nvcc here), "
+                              f"not {backend!r}")
+        self._spec = dict(code=code, path=path, options=tuple(options) if not isinstance(options, str) else options,
+                          name_expressions=name_expressions, arch=arch, maxrregcount=maxrregcount,
+                          enable_cooperative_groups=enable_cooperative_groups)
+        self.options = self._spec["options"]
+        self.cooperative = bool(enable_cooperative_groups)
+        exprs = check_expressions(name_expressions)
         dev = Device.current()
-        self.program: Program = load_program(Path(path) if path is not None else code,
-                                             arch=arch or dev.arch, maxrregcount=maxrregcount or dev.maxrregcount,
-                                             options=self.options)
+        kw = dict(arch=arch or dev.arch, maxrregcount=maxrregcount or dev.maxrregcount, options=self.options)
+        if exprs:
+            from pathlib import Path
+
+            text = code if code is not None else _read_source(path)
+            kw.update(include_dirs=[str(Path(path).resolve().parent)] if path is not None else [],
+                      name=str(path) if path is not None else None)
+            self.program: Program = load_program(add_name_expressions(text, exprs), **kw)
+        else:
+            from pathlib import Path
+
+            self.program = load_program(Path(path) if path is not None else code, **kw)
+        self._lowered = lowered_names(self.program.module, exprs) if exprs else {}
+
+    def get_lowered_name(self, name_expression: str) -> str:
+        """The mangled name of a kernel given in `name_expressions`."""
+        try:
+            return self._lowered[name_expression]
+        except KeyError:
+            raise KernelNotFound(f"{name_expression!r} was not given in name_expressions "
+                                 f"(given: {', '.join(map(repr, self._lowered)) or 'none'})") from None
 
     def get_function(self, name: str) -> "RawKernel":
-        self.program.kernel(name)  # resolve now so a bad name fails here
-        return RawKernel(None, name, _program=self.program)
+        mangled = self._lowered.get(name, name)
+        self.program.kernel(mangled)  # resolve now so a bad name fails here
+        return RawKernel(None, name, _program=self.program, _module=self)
 
     def get_global(self, name: str) -> ndarray:
         module = self.program.module
@@ -378,32 +451,76 @@ class RawModule:
         addr = Device.current().module_globals(module)[name]
         return ndarray((var.size,), np.uint8, _ptr=addr)
 
+    def __reduce__(self):
+        return (_module_from_spec, (self._spec,))
+
+
+def _module_from_spec(spec: dict) -> RawModule:
+    return RawModule(**spec)
+
+
+def _read_source(path) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            return f.read()
+    except OSError as exc:
+        raise TlpsimError(f"cannot read CUDA source file {str(path)!r}: {exc.strerror or exc}") from None
+
 
 class RawKernel:
-    """A kernel callable as `kernel(grid, block, args, shared_mem=0, stream=None)`."""
+    """A kernel callable as `kernel(grid, block, args, shared_mem=0, stream=None)`.
+    A name with template arguments ("scale<float, 3>") is looked up as a name
+    expression. Pickles as its module's source and its name (see RawModule)."""
 
     def __init__(self, code: str | None, name: str, options: Sequence[str] = (), backend: str = "nvcc", *,
-                 _program: Program | None = None, arch: str | None = None, maxrregcount: int | None = None) -> None:
+                 _program: Program | None = None, arch: str | None = None, maxrregcount: int | None = None,
+                 jitify: bool = False, enable_cooperative_groups: bool = False,
+                 _module: RawModule | None = None) -> None:
         self.name = name
-        self.program = _program if _program is not None else RawModule(
-            code, options=options, arch=arch, maxrregcount=maxrregcount).program
-        self.kernel = self.program.kernel(name)
+        if _module is None:
+            _module = RawModule(code, options=options, backend=backend, arch=arch, maxrregcount=maxrregcount,
+                                name_expressions=[name] if is_template_name(name) else None,
+                                enable_cooperative_groups=enable_cooperative_groups)
+        self._module = _module
+        self.program = _program if _program is not None else _module.program
+        self.kernel = self.program.kernel(_module._lowered.get(name, name))
+        self._max_dynamic: int | None = None
 
     @property
     def attributes(self) -> dict:
         res = self.program.resources.get(self.kernel.name)
         return {"num_regs": res.registers if res else None, "shared_size_bytes": res.shared_bytes if res else None,
-                "local_size_bytes": res.local_bytes if res else None, "max_threads_per_block": 1024}
+                "local_size_bytes": res.local_bytes if res else None, "max_threads_per_block": 1024,
+                "max_dynamic_shared_size_bytes": self.max_dynamic_shared_size_bytes}
+
+    @property
+    def max_dynamic_shared_size_bytes(self) -> int:
+        """Dynamic shared memory a launch may use (CUDA's 48 KiB default until raised, as in CuPy)."""
+        return self._max_dynamic if self._max_dynamic is not None else DEFAULT_SHARED_PER_BLOCK
+
+    @max_dynamic_shared_size_bytes.setter
+    def max_dynamic_shared_size_bytes(self, value: int) -> None:
+        self._max_dynamic = check_max_dynamic(value, Device.current().arch)
 
     def __call__(self, grid, block, args, *, shared_mem: int = 0, stream: "Stream | None" = None,
                  resources: dict | None = None) -> LaunchRecord:
         """Launch. `resources` (tlpsim extension) overrides ptxas's counts for the timing
         model, e.g. {'registers': 32, 'shared_bytes': 1296} to match another toolchain."""
         if not isinstance(args, (tuple, list)):
-            raise TlpsimError("kernel arguments must be a tuple")
+            raise LaunchArgumentError(f"kernel {self.name}: arguments must be a tuple, got {type(args).__name__}")
         stream = stream or Stream._current()
         return Device.current().launch(self.program, self.kernel.name, grid, block, args, shared_mem, stream,
-                                       resources)
+                                       resources, max_dynamic_shared=self._max_dynamic,
+                                       cooperative=self._module.cooperative)
+
+    def __reduce__(self):
+        return (_kernel_from_module, (self._module, self.name, self._max_dynamic))
+
+
+def _kernel_from_module(module: RawModule, name: str, max_dynamic: int | None) -> RawKernel:
+    k = module.get_function(name)
+    k._max_dynamic = max_dynamic
+    return k
 
 
 class Stream:

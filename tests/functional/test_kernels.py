@@ -169,11 +169,11 @@ def test_barrier_deadlock_is_reported(dev):
 
 def test_instruction_budget(dev):
     src = r'''
-    __global__ void spin(volatile int* flag) { while (flag[0] == 0) { } }'''
+    __global__ void spin(volatile int* flag) { int i = 0; while (flag[0] == 0) { flag[1] = i++; } }'''
     k = tlpsim.RawKernel(src, "spin")
     dev.budget = 10_000
-    with pytest.raises(KernelError, match="instruction budget"):
-        k((1,), (32,), (tlpsim.zeros(1, np.int32),))
+    with pytest.raises(KernelError, match="instruction budget of 10,000 warp instructions.* in kernel spin,"):
+        k((1,), (32,), (tlpsim.zeros(2, np.int32),))
 
 
 def test_argument_errors(dev):

@@ -47,11 +47,23 @@ def load_program(
     maxrregcount: int | None = None,
     options: Sequence[str] = (),
     resources: bool = True,
+    include_dirs: Sequence[str] = (),
+    defines: dict | None = None,
+    std: str | None = None,
+    name: str | None = None,
 ) -> Program:
     """Compile (if CUDA) and parse `source`: a path to a `.cu`/`.ptx` file, or text.
 
-    PTX input gets its resources from ptxas for its own target when ptxas supports
-    it (sm_75+); otherwise `resources` is empty and callers may supply overrides."""
+    `options` are nvcc's (or NVRTC's) spellings; `-I`, `-D`, `--std` and
+    `-maxrregcount` among them are tracked like the keywords (frontend.options).
+    `name` names source text in messages. PTX input gets its resources from ptxas
+    for its own target when ptxas supports it (sm_75+); otherwise `resources` is
+    empty and callers may supply overrides."""
+    from tlpsim.frontend.options import split_options
+
+    co = split_options(options, include_dirs=include_dirs, defines=defines, std=std, maxrregcount=maxrregcount)
+    maxrregcount, cc = co.maxrregcount, dict(options=co.rest, include_dirs=co.include_dirs, defines=co.defines,
+                                             std=co.std)
     path: Path | None = None
     if isinstance(source, os.PathLike):
         path = Path(source)
@@ -68,15 +80,16 @@ def load_program(
                     warnings.simplefilter("ignore")
                     res = ptx_resources_for_file(path, maxrregcount=maxrregcount)
             return Program(module, res)
-        result = compile_cuda_file(path, arch=arch, maxrregcount=maxrregcount, options=options)
+        result = compile_cuda_file(path, arch=arch, maxrregcount=maxrregcount, **cc)
         return Program(parse_ptx(result.ptx, str(path) + ".ptx"), result.resources, result)
     text = str(source)
     if _is_ptx_text(text):
         module = parse_ptx(text, "<ptx>")
         res = ptxas_resources(text, module.arch or arch, maxrregcount) if resources and _ptxas_can(module) else {}
         return Program(module, res)
-    result = compile_cuda_source(text, arch=arch, maxrregcount=maxrregcount, options=options)
-    return Program(parse_ptx(result.ptx, "<cuda>.ptx"), result.resources, result)
+    result = compile_cuda_source(text, arch=arch, maxrregcount=maxrregcount, **cc,
+                                 **({"name": name} if name else {}))
+    return Program(parse_ptx(result.ptx, f"{name}.ptx" if name else "<cuda>.ptx"), result.resources, result)
 
 
 def _ptxas_can(module: Module) -> bool:

@@ -238,10 +238,13 @@ def nvcc_command(
     include_dirs: Sequence[str | os.PathLike[str]] = (),
     defines: Mapping[str, str | None] | None = None,
     output: str = "out.ptx",
+    std: str | None = None,
 ) -> list[str]:
-    """The nvcc command line tlpsim runs for ``source_file``."""
+    """The nvcc command line tlpsim runs for ``source_file``; ``std`` replaces the
+    default ``--std=c++17``."""
     check_arch(arch)
-    cmd = [str(find_toolkit().nvcc), "-ptx", f"-arch={arch}", *DEFAULT_NVCC_FLAGS]
+    flags = [f for f in DEFAULT_NVCC_FLAGS if not (std and f.startswith("--std="))]
+    cmd = [str(find_toolkit().nvcc), "-ptx", f"-arch={arch}", *flags] + ([f"--std={std}"] if std else [])
     if maxrregcount is not None:
         if not isinstance(maxrregcount, int) or isinstance(maxrregcount, bool) or maxrregcount <= 0:
             raise TlpsimError(f"maxrregcount must be a positive integer, got {maxrregcount!r}")
@@ -273,6 +276,7 @@ def _compile(
     include_dirs: Sequence[str | os.PathLike[str]],
     defines: Mapping[str, str | None] | None,
     cache: bool,
+    std: str | None = None,
 ) -> CompileResult:
     check_arch(arch)
     if isinstance(options, str):
@@ -299,6 +303,7 @@ def _compile(
         options=options,
         include_dirs=[str(d) for d in inc_dirs],
         defines=defines_d,
+        std=std,
     )
 
     key_material = {
@@ -329,7 +334,8 @@ def _compile(
         output = (proc.stdout + proc.stderr).strip()
         out_file = Path(tmp) / "out.ptx"
         if proc.returncode != 0 or not out_file.is_file():
-            raise CompileError(f"nvcc failed to compile {source_name}", command, output)
+            raise CompileError(f"nvcc failed to compile {source_name}{_missing_header_hint(output)}", command,
+                               output)
         ptx = out_file.read_text(encoding="utf-8", errors="replace")
 
     report, ptxas_cmd = run_ptxas_verbose(ptx, arch, maxrregcount, name=f"the PTX of {source_name}")
@@ -362,6 +368,7 @@ def compile_cuda_file(
     include_dirs: Sequence[str | os.PathLike[str]] = (),
     defines: Mapping[str, str | None] | None = None,
     cache: bool = True,
+    std: str | None = None,
 ) -> CompileResult:
     """Compile a ``.cu`` file (its directory is added with ``-I`` so
     ``#include "local.h"`` works).  A missing file raises :class:`TlpsimError`."""
@@ -384,6 +391,7 @@ def compile_cuda_file(
         include_dirs=include_dirs,
         defines=defines,
         cache=cache,
+        std=std,
     )
 
 
@@ -397,6 +405,7 @@ def compile_cuda_source(
     defines: Mapping[str, str | None] | None = None,
     cache: bool = True,
     name: str = _STRING_SOURCE_NAME,
+    std: str | None = None,
 ) -> CompileResult:
     """Compile CUDA source text (written to ``source.cu`` in a temporary
     directory; nvcc's messages refer to that name).  ``name`` is used in
@@ -413,7 +422,25 @@ def compile_cuda_source(
         include_dirs=include_dirs,
         defines=defines,
         cache=cache,
+        std=std,
     )
+
+
+#: headers that ship in the nvidia-cuda-cccl wheel rather than the compiler's
+_CCCL_HEADERS = ("nv/", "cuda/", "cub/", "thrust/")
+_MISSING_HEADER = re.compile(r"fatal error: ([^\s:]+): No such file or directory")
+
+
+def _missing_header_hint(output: str) -> str:
+    """': header X not found (...)' naming a header nvcc could not find."""
+    m = _MISSING_HEADER.search(output)
+    if m is None:
+        return ""
+    header = m.group(1)
+    if header.startswith(_CCCL_HEADERS):
+        return (f": header <{header}> not found; it is part of CUDA's CCCL (the nvidia-cuda-cccl wheel pinned in "
+                "requirements.lock): reinstall with `make setup` or `pip install -r requirements.lock`")
+    return f": header {header} not found (add its directory with -I / include_dirs)"
 
 
 def _looks_like_path(source: str) -> bool:
@@ -433,6 +460,7 @@ def compile_cuda(
     include_dirs: Sequence[str | os.PathLike[str]] = (),
     defines: Mapping[str, str | None] | None = None,
     cache: bool = True,
+    std: str | None = None,
 ) -> CompileResult:
     """Compile CUDA C to PTX and read its ptxas resources.
 
@@ -449,6 +477,7 @@ def compile_cuda(
         "include_dirs": include_dirs,
         "defines": defines,
         "cache": cache,
+        "std": std,
     }
     if isinstance(source, os.PathLike):
         return compile_cuda_file(source, **kwargs)

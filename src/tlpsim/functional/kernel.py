@@ -11,7 +11,7 @@ from tlpsim.analysis.analyzed import analyze
 from tlpsim.analysis.kernel_cfg import EXIT, reconvergence_points
 from tlpsim.errors import UnsupportedPTX
 from tlpsim.frontend.blocks import branch_targets
-from tlpsim.frontend.ir import Function, Imm, Instruction, Module
+from tlpsim.frontend.ir import Function, Imm, Instruction, Module, Special
 from tlpsim.functional.layout import Layout, build_layout
 from tlpsim.functional.operands import OperandCompiler
 from tlpsim.functional.semantics import load_all
@@ -49,12 +49,18 @@ class CompiledKernel:
         self.guards: list = []
         self.targets: list[tuple[int, ...]] = []
         self.reconv = reconvergence_points(fn)
+        self.back_edges: dict[int, int] = {}  # loop branch pc -> its target (<= pc)
+        # reads the driver's %envreg registers: a cooperative-groups grid (grid.sync() traps unless cooperative)
+        self.reads_envreg = any(isinstance(o, Special) and o.name in ("envreg1", "envreg2")
+                                for ins in fn.instructions for o in ins.srcs)
         for ins in fn.instructions:
             kind, run = self._compile(ins, oc, semantics)
             self.kinds[ins.index] = kind
             self.runs.append(run)
             self.guards.append(oc.reader(ins.guard, "pred") if ins.guard is not None else None)
             self.targets.append(branch_targets(fn, ins.index) if ins.base in ("bra", "brx") else ())
+            if ins.base == "bra" and self.targets[-1] and self.targets[-1][0] <= ins.index:
+                self.back_edges[ins.index] = self.targets[-1][0]
         self.poison = None
         if poison:
             from tlpsim.functional.poison import PoisonPlan
@@ -64,6 +70,13 @@ class CompiledKernel:
     @property
     def name(self) -> str:
         return self.fn.name
+
+    @property
+    def display_name(self) -> str:
+        """The kernel's source-level name (`ns::k` for a mangled `_ZN2ns1kEv`), for messages."""
+        from tlpsim.frontend.names import qualified_name
+
+        return qualified_name(self.source.name)
 
     def reconvergence(self, pc: int) -> int:
         return self.reconv.get(pc, EXIT)
@@ -87,7 +100,7 @@ class CompiledKernel:
         build = semantics.get(base)
         if build is None:
             raise UnsupportedPTX(f"instruction '{ins.opcode}' is not supported by the functional model "
-                                 f"(kernel {self.source.name})", self.module.filename, ins.line)
+                                 f"(kernel {self.display_name})", self.module.filename, ins.line)
         try:
             return NORMAL, build(ins, oc)
         except UnsupportedPTX as exc:

@@ -114,8 +114,9 @@ class OperandCompiler:
         if key in ("ntid.x", "ntid.y", "ntid.z", "nctaid.x", "nctaid.y", "nctaid.z", "nwarpid", "nsmid", "gridid",
                    "dynamic_smem_size", "total_smem_size"):
             return lambda st, idx: dt.type(st.constants[key])
-        if op.name.startswith("envreg"):
-            return lambda st, idx: dt.type(0)
+        if op.name.startswith("envreg"):  # set by the driver (a cooperative launch's grid workspace), else 0
+            name = op.name
+            return lambda st, idx: dt.type(st.constants.get(name, 0))
         raise UnsupportedPTX(f"special register %{key} is not supported (kernel {self.fn.name})", self.filename, 0)
 
     def writer(self, op, ptx_type: str) -> Writer:

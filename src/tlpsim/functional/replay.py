@@ -9,10 +9,13 @@ executes it functionally once.
 from __future__ import annotations
 
 import hashlib
+import os
+import warnings
 
 import numpy as np
 
 from tlpsim.functional.memory import DeviceMemory
+from tlpsim.paths import writable_dir
 from tlpsim.trace.cache import TraceCache, trace_key
 
 
@@ -44,4 +47,33 @@ def apply_diff(memory: DeviceMemory, diff: dict[str, np.ndarray]) -> None:
         pos += n
 
 
-__all__ = ["TraceCache", "launch_key", "memory_diff", "apply_diff"]
+class CacheWarning(UserWarning):
+    """A cache cannot be used (unwritable directory, failed write); runs go on without it."""
+
+
+def open_trace_cache(setting: bool | str | os.PathLike | None) -> TraceCache | None:
+    """The trace cache a Device asked for (True: the default directory, a path: that
+    one), or None. An unwritable directory is found here, before anything runs: a
+    warning names it and launches run uncached."""
+    if not setting:
+        return None
+    cache = TraceCache(None if setting is True else setting)
+    why = writable_dir(cache.dir)
+    if why is not None:
+        warnings.warn(f"trace cache directory {cache.dir} is not usable ({why}); launches are not cached "
+                      "(set TLPSIM_CACHE_DIR to a writable directory)", CacheWarning, stacklevel=3)
+        return None
+    return cache
+
+
+def store_quietly(cache: TraceCache, key: str, trace, extra: dict) -> None:
+    """Store a trace; a failure (disk full, directory removed) costs only the cache entry."""
+    try:
+        cache.store(key, trace, extra)
+    except OSError as exc:
+        warnings.warn(f"could not write trace cache entry {cache.path(key)} ({exc.strerror or exc}); "
+                      "the launch's results are unaffected", CacheWarning, stacklevel=3)
+
+
+__all__ = ["CacheWarning", "TraceCache", "apply_diff", "launch_key", "memory_diff", "open_trace_cache",
+           "store_quietly"]

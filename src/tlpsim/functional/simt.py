@@ -19,6 +19,7 @@ from tlpsim.analysis.kernel_cfg import EXIT
 from tlpsim.errors import KernelError
 from tlpsim.functional.kernel import BARRIER, BRANCH, BRX, EXIT_OP, NOP, NORMAL, TRAP, CompiledKernel
 from tlpsim.functional.memory import MemoryFault
+from tlpsim.functional.runaway import InstructionBudgetExceeded, RunawayGuard, RunLimits
 from tlpsim.functional.state import ChunkState
 
 FULL = np.uint32(0xFFFFFFFF)
@@ -26,21 +27,20 @@ LANES = np.arange(32, dtype=np.int64)
 LANES_U32 = LANES.astype(np.uint32)
 LANE_BITS = (np.uint64(1) << LANES.astype(np.uint64)).astype(np.float64)
 
-
-class InstructionBudgetExceeded(KernelError):
-    pass
+__all__ = ["ChunkRunner", "InstructionBudgetExceeded"]
 
 
 class ChunkRunner:
     """Runs one ChunkState to completion, reporting each executed group to `tracer`."""
 
     def __init__(self, ck: CompiledKernel, st: ChunkState, tracer=None, budget: int | None = None,
-                 warp_base: int = 0) -> None:
+                 warp_base: int = 0, limits: RunLimits | None = None, deadline: float | None = None) -> None:
         self.ck = ck
         self.st = st
         self.tracer = tracer
-        self.budget = budget
+        self.budget = budget  # warp instructions this chunk may still execute (None: no limit)
         self.warp_base = warp_base
+        self.runaway = RunawayGuard(self, limits or RunLimits(budget), deadline)
         n_w = st.n_warps
         wpc = st.geom.warps_per_cta
         self.wpc = wpc
@@ -64,6 +64,7 @@ class ChunkRunner:
         self.arrived: dict[tuple[int, int], int] = {}
         self.expected: dict[tuple[int, int], int] = {}  # warps a counted (named) barrier waits for
         self.warp_insts = 0
+        self.count = np.zeros(n_w, dtype=np.int64)  # warp instructions executed per warp (= trace position)
 
     # ------------------------------------------------------------ scheduling
 
@@ -154,8 +155,12 @@ class ChunkRunner:
         kinds, runs, guards = ck.kinds, ck.runs, ck.guards
         heap, groups = self.heap, self.groups
         tracer = self.tracer
+        runaway, count, back = self.runaway, self.count, ck.back_edges
+        timed = runaway.deadline is not None
         while True:
             if not heap:
+                if runaway.resume():  # parked spinning warps get another turn
+                    continue
                 if self.waiting:
                     self._deadlock()
                 return
@@ -182,9 +187,12 @@ class ChunkRunner:
                 g = None
                 eidx = idx
             self.warp_insts += warps.size
+            count[warps] += 1
             st.clock += 1
             if self.budget is not None and self.warp_insts > self.budget:
-                self._budget_error(pc)
+                raise runaway.budget_error(pc, warps)
+            if timed and not st.clock & 1023:
+                runaway.check_time(pc, warps)
             kind = kinds[pc]
             addrs = None
             poison = ck.poison
@@ -200,6 +208,8 @@ class ChunkRunner:
                 self.move(warps, pc + 1)
             elif kind == BRANCH:
                 self._branch(pc, warps, masks, g, pos)
+                if pc in back:
+                    runaway.back_edge(pc, back[pc], warps)
             elif kind == EXIT_OP:
                 self._exit(pc, warps, masks, g, pos)
             elif kind == BARRIER:
@@ -363,7 +373,7 @@ class ChunkRunner:
         if thread is not None:
             cta, tid = self._coords(thread)
         ins = self.ck.fn.instructions[pc]
-        return KernelError(message, kernel=self.ck.source.name, cta=cta, thread=tid, line=ins.line,
+        return KernelError(message, kernel=self.ck.display_name, cta=cta, thread=tid, line=ins.line,
                            address=address, filename=self.ck.module.filename)
 
     def _fault(self, pc: int, eidx: np.ndarray, fault: MemoryFault):
@@ -373,13 +383,11 @@ class ChunkRunner:
                           f"by '{ins}'", pc, thread, fault.address) from None
 
     def _trap(self, pc: int, eidx: np.ndarray):
-        raise self._error("trap instruction executed (e.g. a failed device-side assert)", pc, int(eidx[0]))
-
-    def _budget_error(self, pc: int):
-        raise InstructionBudgetExceeded(
-            f"launch exceeded its instruction budget of {self.budget} warp instructions (an infinite loop?); "
-            f"last at '{self.ck.fn.instructions[pc]}'", kernel=self.ck.source.name,
-            line=self.ck.fn.instructions[pc].line, filename=self.ck.module.filename)
+        msg = "trap instruction executed (e.g. a failed device-side assert)"
+        if self.ck.reads_envreg and "envreg1" not in self.st.constants:
+            msg += ("; this kernel uses a cooperative-groups grid (cg::this_grid()), whose grid.sync() traps unless "
+                    "the launch is cooperative: create the kernel with enable_cooperative_groups=True")
+        raise self._error(msg, pc, int(eidx[0]))
 
     def _deadlock(self):
         (cta, bid), entries = next(iter(self.waiting.items()))

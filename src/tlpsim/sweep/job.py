@@ -122,12 +122,14 @@ class RunOutcome:
 
 
 def execute(params: RunParams, *, poison_dead: bool = False,
-            on_device: Callable[[Any], Any] | None = None, plugin_sources: dict[str, str] | None = None) -> RunOutcome:
+            on_device: Callable[[Any], Any] | None = None, plugin_sources: dict[str, str] | None = None,
+            device_options: dict | None = None) -> RunOutcome:
     """Run one workload on a fresh Device and build its record. `on_device(dev)`
     may return a context manager (e.g. a progress bar) held around the run. The
     run's plug-ins are loaded first (`plugin_sources`, {path: text}, supplies files
     this host lacks); a run whose `code` was fingerprinted before (a sweep's) fails
-    if the plug-in code changed since."""
+    if the plug-in code changed since. `device_options` are further Device keywords
+    that do not change results (budget_factor, time_limit)."""
     import contextlib
 
     import tlpsim
@@ -149,7 +151,8 @@ def execute(params: RunParams, *, poison_dead: bool = False,
         raise TlpsimError(f"mode must be 'functional' or 'timing', not {params.mode!r}")
     _check_code(params, external.fingerprint(config, params.plugins))
     with _RUN_LOCK:
-        dev = tlpsim.Device(mode=params.mode, config=config, poison_dead_registers=poison_dead)
+        dev = tlpsim.Device(mode=params.mode, config=config, poison_dead_registers=poison_dead,
+                            **(device_options or {}))
         hook = on_device(dev) if on_device is not None else None
         with dev, (hook if hook is not None else contextlib.nullcontext()):
             result = wl.execute(params.size, params.seed)
@@ -229,7 +232,11 @@ def run_job(params: dict, run_root: str | None = None) -> dict:
         if run_root:
             from tlpsim.report.rundir import write_run_dir
 
-            out["run_dir"] = str(write_run_dir(outcome, root=run_root))
+            try:
+                out["run_dir"] = str(write_run_dir(outcome, root=run_root))
+            except OSError as exc:  # the results still go to the database
+                note = f"run directory not written under {run_root}: {exc.strerror or exc}"
+                out["error"] = f"{out['error']}; {note}" if out["error"] else note
     except Exception as exc:  # noqa: BLE001 - one failing run must not stop the sweep
         out["status"] = "failed"
         out["record"] = None

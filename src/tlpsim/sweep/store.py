@@ -69,13 +69,18 @@ class ResultsDB:
         self.path = Path(path)
         if not create and not self.path.is_file():
             raise TlpsimError(f"no such results database: {self.path}")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.is_dir():
+            raise TlpsimError(f"results database {self.path} is a directory; give a file name (--db)")
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=FULL")  # a committed run survives power loss too
             self.conn.executescript(_SCHEMA)
             self._check_version()
+        except (sqlite3.OperationalError, OSError) as exc:  # before any run starts
+            raise TlpsimError(f"cannot open or create the results database {self.path}: {exc} "
+                              "(choose another with --db)") from None
         except sqlite3.DatabaseError as exc:
             raise TlpsimError(f"{self.path}: not a tlpsim results database ({exc})") from None
 
