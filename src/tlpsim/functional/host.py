@@ -166,7 +166,8 @@ class Device:
         params = pack_params(kernel.params, tuple(args), kernel.name, _address_of)
         t0 = time.perf_counter()
         outcome, cached = None, False
-        if self.trace_cache is not None and not self.poison_dead_registers:
+        memoise = self.trace_cache is not None and not self.poison_dead_registers and not ck.has_syscalls
+        if memoise:
             key = launch_key(program.module.source, kernel.name, as_dim3(grid, "grid"), as_dim3(block, "block"),
                              int(shared_mem), params, self.memory)
             hit = self.trace_cache.load_with_extra(key)
@@ -179,7 +180,7 @@ class Device:
             outcome = run_launch(ck, self.memory, grid, block, params, shared_mem, trace=self.trace,
                                  budget=self.budget, chunk_threads=self.chunk_threads,
                                  value_classes=self.value_classes)
-            if self.trace_cache is not None and not self.poison_dead_registers and outcome.trace is not None:
+            if memoise and outcome.trace is not None:
                 self.trace_cache.store(key, outcome.trace, memory_diff(before, self.memory.data))
         from tlpsim.frontend.names import qualified_name
 

@@ -47,6 +47,8 @@ class CompiledKernel:
         self.guards: list = []
         self.targets: list[tuple[int, ...]] = []
         self.reconv = reconvergence_points(fn)
+        # device printf/assert have effects outside device memory: never replay such a launch from a cache
+        self.has_syscalls = any(ins.base == "call" for ins in fn.instructions)
         for ins in fn.instructions:
             kind, run = self._compile(ins, oc, semantics)
             self.kinds[ins.index] = kind
