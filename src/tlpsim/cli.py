@@ -247,6 +247,10 @@ def _register_analyze() -> None:
     main.add_command(analyze_cmd)
     for cmd in COMMANDS:  # report, sweep, results, plot
         main.add_command(cmd)
+    from tlpsim.cli_exec import COMMANDS as EXEC_COMMANDS
+
+    for cmd in EXEC_COMMANDS:  # nvcc, exec
+        main.add_command(cmd)
 
 
 _register_analyze()
