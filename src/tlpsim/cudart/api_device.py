@@ -56,7 +56,7 @@ def device_reset(rt, a):
     """Ends the context: pending work is simulated, output printed, the sticky error cleared.
     Memory stays allocated (the simulator has one context per process)."""
     synchronize(rt)
-    rt.sticky = 0
+    rt.sticky = rt.pending_fault = 0
     rt.last_error = 0
 
 

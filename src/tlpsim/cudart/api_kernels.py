@@ -84,11 +84,11 @@ def launch_kernel(rt, a):
     entry = rt.kernel(func)
     stream = stream_of(rt, stream_h)
     rt.flush_output()  # CUDA prints the previous kernels' printf output when a kernel starts
-    program = rt.program(entry.module)
+    program = rt.program(entry.module, what=f"kernel {entry.display} ({entry.name})")
     try:
         kernel = program.kernel(entry.name)
     except TlpsimError:
-        rt.problems.append(f"kernel {entry.display} is not in its module's PTX")
+        rt.problem(f"kernel {entry.display} is not in its module's PTX")
         raise E.CudaError(E.NO_KERNEL_IMAGE, f"kernel {entry.display} ({entry.name}) is registered but its "
                                              "module's PTX does not define it") from None
     grid, block = dim3(grid_p), dim3(block_p)
@@ -101,21 +101,24 @@ def launch_kernel(rt, a):
     if stream is None:
         rt.clock.flush()  # the legacy default stream waits for every other stream
     t0 = time.perf_counter()
+    row = {"launch": rt.n_launches, "kernel": entry.display, "mangled": entry.name, "grid": list(grid),
+           "block": list(block), "dynamic_shared_bytes": int(dyn_smem), "stream": 0 if stream is None else stream.id,
+           "registers": res.registers if res else None, "shared_bytes": (res.shared_bytes if res else 0) + int(dyn_smem)}
     try:
         rec = rt.device.launch(program, kernel.name, grid, block, args, int(dyn_smem), stream)
     except KernelError as exc:
+        rt.n_launches += 1
         rt.fault(exc)
+        rt.record({**row, "warp_instructions": 0, "thread_instructions": 0, "fault": E.name_of(rt.pending_fault),
+                   "fault_detail": str(exc), "wall_seconds": round(time.perf_counter() - t0, 4)})
         return 0  # the launch itself succeeded; the fault is reported by the next call, as on a GPU
     except TlpsimError as exc:
-        rt.problems.append(f"kernel {entry.display}: {exc}")
+        rt.problem(f"kernel {entry.display}: {exc}")
         raise E.CudaError(E.NOT_SUPPORTED, f"kernel {entry.display} cannot be simulated: {exc}") from None
     rt.n_launches += 1
-    row = {"launch": rt.n_launches - 1, "kernel": rec.kernel, "mangled": rec.mangled, "grid": list(grid),
-           "block": list(block), "dynamic_shared_bytes": int(dyn_smem), "stream": rec.stream,
-           "registers": res.registers if res else None,
-           "shared_bytes": (res.shared_bytes if res else 0) + int(dyn_smem),
-           "warp_instructions": rec.warp_instructions, "thread_instructions": rec.thread_instructions,
-           "wall_seconds": round(time.perf_counter() - t0, 4), "from_cache": rec.from_cache}
+    row.update(kernel=rec.kernel, warp_instructions=rec.warp_instructions,
+               thread_instructions=rec.thread_instructions, wall_seconds=round(time.perf_counter() - t0, 4),
+               from_cache=rec.from_cache)
     rt.clock.launched(rec, rec.stream, row)
 
 

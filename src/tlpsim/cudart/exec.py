@@ -52,15 +52,16 @@ def compile_program(sources: list[str], options: list[str], echo) -> Path:
     """Build `sources` with tlpsim nvcc into the cache (reused while sources, options
     and the runtime library are unchanged; #included headers are not tracked)."""
     from tlpsim.cudart import nvcc
-    from tlpsim.frontend.nvcc import cache_dir
+    from tlpsim.cudart.modules import exec_cache
 
     for s in sources:
         if not Path(s).is_file():
             raise TlpsimError(f"no such source file: {s}")
-    h = hashlib.sha256(json.dumps([options, library().read_bytes().hex()[:64]]).encode())
+    # the binary links the runtime by path (rpath): rebuild when the library moves, not when it changes
+    h = hashlib.sha256(json.dumps([options, str(library().parent)]).encode())
     for s in sources:
         h.update(Path(s).resolve().as_posix().encode() + b"\0" + Path(s).read_bytes())
-    out_dir = cache_dir() / "exec-bin" / h.hexdigest()[:20]
+    out_dir = exec_cache() / "bin" / h.hexdigest()[:20]
     exe = out_dir / Path(sources[0]).stem
     if exe.is_file():
         return exe
@@ -179,8 +180,10 @@ def run(command: list[str], *, mode: str, preset: str, overrides: dict, plugins:
         echo("tlpsim: the program ended without the runtime's exit handler (a crash or _exit); the launches "
              f"recorded before that ({len(rows)}) are kept")
     if summary is not None:
-        if summary.get("faults"):
-            echo(f"tlpsim: {len(summary['faults'])} kernel fault(s); the program saw {summary['sticky_error']}")
+        faults = summary.get("faults") or []
+        if faults:
+            echo(f"tlpsim: {len(faults)} kernel fault(s), reported to the program as "
+                 + ", ".join(sorted({f['error'] for f in faults})))
         bad = [f"{n} ({c}x)" for n, c in summary.get("unsupported", {}).items()] + summary.get("problems", [])
         if bad:
             echo("tlpsim: this run is not the program's real behaviour: " + "; ".join(bad))

@@ -24,6 +24,14 @@ from tlpsim.frontend.ptx_parser import parse_ptx
 from tlpsim.frontend.resources import ResourceUsage, ptxas_resources
 
 
+def exec_cache() -> Path:
+    """tlpsim exec's cache (built programs, PTX files, ptxas resources), next to the
+    PTX compile cache: $TLPSIM_CACHE_DIR/exec or ~/.cache/tlpsim/exec."""
+    from tlpsim.frontend.nvcc import cache_dir
+
+    return cache_dir().parent / "exec"
+
+
 class ModuleError(Exception):
     """The module's device code cannot be executed (no PTX, compressed PTX, parse error)."""
 
@@ -67,12 +75,10 @@ class FatModule:
 
 def _resources(filename: str, text: str, maxrregcount: int | None) -> dict[str, ResourceUsage]:
     """ptxas -v for the PTX's own target (cached on disk by PTX digest)."""
-    from tlpsim.frontend.nvcc import cache_dir
-
     module = parse_ptx(text, filename)
     arch = module.arch or "sm_80"
     key = hashlib.sha256(f"{arch}\0{maxrregcount}\0".encode() + text.encode()).hexdigest()
-    path = cache_dir() / "exec-resources" / f"{key}.json"
+    path = exec_cache() / "resources" / f"{key}.json"
     try:
         return {k: ResourceUsage.from_dict(v) for k, v in json.loads(path.read_text()).items()}
     except (OSError, ValueError, TypeError, KeyError):

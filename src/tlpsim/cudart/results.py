@@ -118,10 +118,13 @@ def console_summary(rows: list[dict], mode: str, echo) -> None:
         heads = ("#", "kernel", "grid", "block", "warp insts", "wall s")
         body = [[r["launch"], r["kernel"], "x".join(map(str, r["grid"])), "x".join(map(str, r["block"])),
                  r["warp_instructions"], r["wall_seconds"]] for r in rows[-50:]]
+    if any("fault" in r for r in rows):
+        heads += ("fault",)
+        body = [b + [r.get("fault", "")] for b, r in zip(body, rows[-50:])]
     if len(rows) > 50:
         echo(f"(last 50 of {len(rows)} launches)")
     table(heads, body, err=True)
-    total = sum(r["warp_instructions"] for r in rows)
+    total = sum(r.get("warp_instructions", 0) for r in rows)
     line = f"{len(rows)} launch(es), {total:,} warp instructions"
     if mode == "timing":
         cycles = sum(r.get("cycles", 0) for r in rows)

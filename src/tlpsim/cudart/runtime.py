@@ -9,7 +9,10 @@ CudaError; the dispatcher keeps CUDA's error state:
   only returns it);
 * the sticky error of a kernel fault: after an illegal address, an assert or a
   trap, every call returns it (cudaGetLastError too, without clearing it) until
-  cudaDeviceReset, as on a real GPU whose context is lost. tlpsim prints its
+  cudaDeviceReset, as on a real GPU whose context is lost. As there, the launch
+  itself succeeds and the fault surfaces at the next call that waits for the
+  device (anything but cudaGetLastError/PeekAtLastError and error strings), so
+  `k<<<...>>>(); cudaGetLastError()` still sees success. tlpsim prints its
   diagnostic (kernel, CTA, thread, PTX line, address) on stderr at the fault.
 
 A handler failing unexpectedly returns cudaErrorUnknown with the traceback on
@@ -143,6 +146,7 @@ class Runtime:
         self.allocs: dict[int, int] = {}             # device address -> kind (0 device, 1 host, 2 managed)
         self.last_error = 0
         self.sticky = 0
+        self.pending_fault = 0  # a kernel fault not yet seen by the program
         self.clock = GpuClock(self)
         self.streams: dict = {}                      # cudaStream_t -> tlpsim Stream
         self.stream_flags: dict[int, int] = {}
@@ -163,6 +167,8 @@ class Runtime:
         handler = HANDLERS.get(name)
         if handler is None:
             return self.unsupported_call(name.decode())
+        if handler.sticky and self.pending_fault:
+            self.sticky, self.pending_fault = self.pending_fault, 0
         if handler.sticky and self.sticky:
             return self.sticky
         try:
@@ -188,16 +194,21 @@ class Runtime:
             self.last_error = E.NOT_SUPPORTED
         return E.NOT_SUPPORTED
 
+    def problem(self, message: str) -> None:
+        """Something that makes the run unfaithful to the program (reported at exit)."""
+        if message not in self.problems:
+            self.problems.append(message)
+
     def diag(self, message: str) -> None:
         sys.stderr.write(f"tlpsim: {message}\n")
         sys.stderr.flush()
 
     def fault(self, exc) -> None:
         """A kernel fault: the sticky error CUDA would report, and tlpsim's diagnostic."""
-        self.sticky = E.fault_code(exc)
-        self.last_error = self.sticky
-        self.faults.append(str(exc))
-        self.diag(f"kernel fault ({E.name_of(self.sticky)}): {exc}")
+        code = E.fault_code(exc)
+        self.pending_fault = code
+        self.faults.append({"error": E.name_of(code), "detail": str(exc)})
+        self.diag(f"kernel fault ({E.name_of(code)}): {exc}")
 
     # ---------------------------------------------------------- kernel printf
 
@@ -222,23 +233,25 @@ class Runtime:
             raise E.CudaError(E.INVALID_SYMBOL, f"{symbol:#x} is not a registered __device__/__constant__ variable")
         return entry
 
-    def program(self, module: FatModule, resources: bool | None = None):
-        """The module's parsed PTX (with ptxas resources in timing mode or when asked)."""
+    def program(self, module: FatModule, resources: bool | None = None, what: str = ""):
+        """The module's parsed PTX (with ptxas resources in timing mode or when asked);
+        `what` (e.g. "kernel k") starts the error message."""
         from tlpsim.cudart.modules import ModuleError
         from tlpsim.errors import TlpsimError
 
         want = self.settings.mode == "timing" if resources is None else resources
+        prefix = f"{what}: " if what else ""
         try:
             return module.program(self.ptx_dir, self.config.gpu.maxrregcount, want)
         except ModuleError as exc:
-            self.problems.append(str(exc))
-            raise E.CudaError(E.NO_KERNEL_IMAGE, str(exc)) from None
+            self.problem(prefix + str(exc))
+            raise E.CudaError(E.NO_KERNEL_IMAGE, prefix + str(exc)) from None
         except TlpsimError as exc:
-            self.problems.append(str(exc))
-            raise E.CudaError(E.INVALID_PTX, f"the program's PTX cannot be simulated: {exc}") from None
+            self.problem(prefix + str(exc))
+            raise E.CudaError(E.INVALID_PTX, f"{prefix}the program's PTX cannot be simulated: {exc}") from None
 
     def var_address(self, entry: VarEntry) -> int:
-        program = self.program(entry.module, resources=False)
+        program = self.program(entry.module, resources=False, what=f"variable {entry.name}")
         addrs = self.device.module_globals(program.module)
         if entry.name not in addrs:
             raise E.CudaError(E.INVALID_SYMBOL, f"variable {entry.name} is not in the module's PTX")
@@ -266,7 +279,7 @@ class Runtime:
         if self.out_dir is not None:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             summary = {"launches": self.n_launches, "unsupported": dict(self.unsupported), "problems": self.problems,
-                       "faults": self.faults, "sticky_error": E.name_of(self.sticky) if self.sticky else None}
+                       "faults": self.faults}
             (self.out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
         if self._records is not None:
             self._records.close()
@@ -274,6 +287,6 @@ class Runtime:
 
 
 def _shared_ptx_dir() -> Path:
-    from tlpsim.frontend.nvcc import cache_dir
+    from tlpsim.cudart.modules import exec_cache
 
-    return cache_dir() / "exec-ptx"
+    return exec_cache() / "ptx"

@@ -71,12 +71,13 @@ class GpuClock:
         ends: dict[int, float] = {}
         per_stream: dict[int, list[float]] = {}
         for rec, sid, row in self.pending:
-            t = ends.get(sid, start) + rec.stats.cycles * self.ns_per_cycle()
+            begin = ends.get(sid, start)
+            t = begin + rec.stats.cycles * self.ns_per_cycle()
             ends[sid] = t
             per_stream.setdefault(sid, []).append(t)
             row["stats"] = rec.stats.to_dict()
-            row.update(cycles=rec.stats.cycles, ipc=round(rec.stats.ipc, 4), sim_end_ns=round(t, 3),
-                       timing_wall_seconds=round(rec.stats.wall_seconds, 4))
+            row.update(cycles=rec.stats.cycles, ipc=round(rec.stats.ipc, 4), sim_start_ns=round(begin, 3),
+                       sim_end_ns=round(t, 3), timing_wall_seconds=round(rec.stats.wall_seconds, 4))
             self.rt.record(row)
         for ev in self.waiting:
             batch, sid, k = ev.pending
