@@ -5,8 +5,10 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.tlpsim-installed
-# the compiled timing core (setup.py, src/tlpsim/_core.py) is rebuilt when its sources change
-CORE_SOURCES := setup.py src/tlpsim/_core.py $(wildcard src/tlpsim/timing/*.py)
+# the compiled timing core (setup.py, src/tlpsim/_core.py) and the CUDA runtime library of
+# `tlpsim exec` (src/tlpsim/cudart/) are rebuilt when their sources change
+CORE_SOURCES := setup.py src/tlpsim/_core.py $(wildcard src/tlpsim/timing/*.py) \
+	src/tlpsim/cudart/libcudart.c src/tlpsim/cudart/build.py src/tlpsim/cudart/cudart13_exports.txt
 
 .PHONY: setup demo test bench clean browser-test-deps
 
@@ -16,7 +18,7 @@ $(STAMP): requirements.lock pyproject.toml $(CORE_SOURCES)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.lock
-	@echo "building tlpsim (mypyc compiles the timing core: about 2 minutes)"
+	@echo "building tlpsim (mypyc compiles the timing core, gcc the CUDA runtime library: about 2 minutes)"
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
@@ -39,4 +41,4 @@ browser-test-deps:
 	sh scripts/browser-test-deps.sh
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.so src/tlpsim/timing/*.so src/tlpsim/_core_build.json
+	rm -rf $(VENV) build *.egg-info src/*.so src/tlpsim/timing/*.so src/tlpsim/_core_build.json src/tlpsim/cudart/lib

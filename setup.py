@@ -1,4 +1,8 @@
-"""Build of tlpsim's compiled core (everything else is in pyproject.toml).
+"""Build of tlpsim's compiled parts (everything else is in pyproject.toml).
+
+The CUDA runtime library that `tlpsim exec` loads into programs
+(src/tlpsim/cudart/lib/libcudart.so.13) is compiled with the system C compiler by
+tlpsim/cudart/build.py, always (it is not part of the optional compiled core).
 
 mypyc compiles the timing model's hot modules (listed in src/tlpsim/_core.py) from
 the same Python sources into C extensions; tlpsim runs them when they match the
@@ -8,6 +12,7 @@ message, as any C extension would.
 """
 
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -15,6 +20,8 @@ import sys
 from pathlib import Path
 
 from setuptools import setup
+from setuptools.command.build_ext import build_ext
+from setuptools.dist import Distribution
 
 ROOT = Path(__file__).resolve().parent
 SRC = ROOT / "src"
@@ -42,4 +49,21 @@ def ext_modules() -> list:
                     group_name="tlpsim_core")
 
 
-setup(ext_modules=ext_modules())
+class BuildExt(build_ext):
+    """The extensions, then the CUDA runtime library next to them (in place for editable installs)."""
+
+    def run(self) -> None:
+        super().run()
+        spec = importlib.util.spec_from_file_location("tlpsim_cudart_build", SRC / "tlpsim" / "cudart" / "build.py")
+        cudart = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(cudart)
+        root = SRC if self.inplace else Path(self.build_lib)
+        cudart.build(root / "tlpsim" / "cudart" / "lib")
+
+
+class BinaryDistribution(Distribution):
+    def has_ext_modules(self) -> bool:
+        return True  # the runtime library is built even when the compiled core is not
+
+
+setup(ext_modules=ext_modules(), cmdclass={"build_ext": BuildExt}, distclass=BinaryDistribution)

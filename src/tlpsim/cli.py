@@ -239,6 +239,10 @@ def _register_analyze() -> None:
     main.add_command(validate_cmd)
     for cmd in COMMANDS + PLUGIN_COMMANDS:  # report, sweep, results, plot; plugins
         main.add_command(cmd)
+    from tlpsim.cli_exec import COMMANDS as EXEC_COMMANDS
+
+    for cmd in EXEC_COMMANDS:  # nvcc, exec
+        main.add_command(cmd)
 
 
 _register_analyze()

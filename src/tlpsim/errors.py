@@ -80,3 +80,7 @@ class KernelError(TlpsimError):
         if where:
             parts.append(" in " + ", ".join(where))
         super().__init__("".join(parts))
+
+
+class DeviceAssertError(KernelError):
+    """A failed device-side `assert` (CUDA's cudaErrorAssert)."""

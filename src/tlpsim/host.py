@@ -192,7 +192,8 @@ class Device:
         params = pack_params(kernel.params, tuple(args), shown, _addresses_on(self))
         t0 = time.perf_counter()
         outcome, cached = None, False
-        if self.trace_cache is not None and not self.poison_dead_registers:
+        memoise = self.trace_cache is not None and not self.poison_dead_registers and not ck.has_syscalls
+        if memoise:
             key = launch_key(program.module.source, kernel.name, as_dim3(grid, "grid"), as_dim3(block, "block"),
                              int(shared_mem), params, self.memory)
             hit = self.trace_cache.load_with_extra(key)
@@ -209,7 +210,7 @@ class Device:
                                  chunk_threads=coop.chunk_threads if coop else self.chunk_threads,
                                  value_classes=self.value_classes, limits=limits,
                                  constants=coop.constants if coop else None)
-            if self.trace_cache is not None and not self.poison_dead_registers and outcome.trace is not None:
+            if memoise and outcome.trace is not None:
                 store_quietly(self.trace_cache, key, outcome.trace, memory_diff(before, self.memory.data))
         rec = LaunchRecord(kernel=qualified_name(kernel.name), mangled=kernel.name, grid=as_dim3(grid, "grid"),
                            block=as_dim3(block, "block"), shared_mem=int(shared_mem),

@@ -4,7 +4,8 @@ The functional model, the analyses and the timing model all work on the flattene
 kernel, as the hardware runs ptxas's (mostly inlined) code: a call becomes the
 callee's body with registers, labels and variables renamed apart, the callee's
 parameters bound to the caller's call-sequence `.param` variables, and `ret`
-turned into a branch to the instruction after the call.
+turned into a branch to the instruction after the call. Calls of the device
+runtime's `vprintf` and `__assertfail` stay calls (the functional model runs them).
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ import dataclasses
 from tlpsim.errors import UnsupportedPTX
 from tlpsim.frontend.blocks import build_blocks
 from tlpsim.frontend.ir import Address, Function, Instruction, Module, Reg, RegDecl, Symbol, Vec
+
+# external device-runtime functions a flattened kernel keeps as calls (functional/semantics/syscalls.py)
+SYSCALLS = ("vprintf", "__assertfail")
 
 
 def flatten_kernel(module: Module, kernel: Function) -> Function:
@@ -72,9 +76,15 @@ class _Inliner:
     def _inline_call(self, caller: Function, call: Instruction, suffix: str, bind: dict[str, str],
                      stack: list[str]) -> None:
         callee = self.module.functions.get(call.callee)
+        if callee is not None and callee.is_declaration and callee.name in SYSCALLS:
+            # the functional model executes these device-runtime calls itself
+            kept = self._rename(call, suffix, bind) if suffix else dataclasses.replace(call, index=-1, block=-1)
+            kept.index = len(self.out.instructions)
+            self.out.instructions.append(kept)
+            return
         if callee is None or callee.is_declaration:
             raise UnsupportedPTX(f"call to '{call.callee}', which has no body in this module (external functions "
-                                 "such as vprintf/malloc are not simulated)", self.module.filename, call.line)
+                                 f"other than {', '.join(SYSCALLS)} are not simulated)", self.module.filename, call.line)
         if callee.name in stack:
             raise UnsupportedPTX(f"recursive call to '{callee.name}' (through {' -> '.join(stack)}) cannot be inlined",
                                  self.module.filename, call.line)

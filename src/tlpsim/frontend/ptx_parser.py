@@ -229,7 +229,7 @@ class PTXParser:
                 vec = int(d[1])
             elif d in TYPE_SIZE or d in ("texref", "samplerref", "surfref"):
                 vtype = d
-            elif d == "ptr" or d == "attribute" or d.startswith("managed"):
+            elif d == "ptr" or d.startswith(("attribute", "managed")):  # .attribute(.managed) is one token
                 pass
             else:
                 raise self.error(f"unknown variable attribute '{tok}'", pos, UnsupportedPTX)

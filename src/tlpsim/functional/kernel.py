@@ -53,6 +53,8 @@ class CompiledKernel:
         # reads the driver's %envreg registers: a cooperative-groups grid (grid.sync() traps unless cooperative)
         self.reads_envreg = any(isinstance(o, Special) and o.name in ("envreg1", "envreg2")
                                 for ins in fn.instructions for o in ins.srcs)
+        # device printf/assert have effects outside device memory: never replay such a launch from a cache
+        self.has_syscalls = any(ins.base == "call" for ins in fn.instructions)
         for ins in fn.instructions:
             kind, run = self._compile(ins, oc, semantics)
             self.kinds[ins.index] = kind

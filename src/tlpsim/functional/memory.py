@@ -33,8 +33,12 @@ class MemoryFault(Exception):
 class DeviceMemory:
     """The device's global/constant memory: an allocator over a growable byte buffer."""
 
-    def __init__(self, capacity: int = 1 << 20) -> None:
-        self.data = np.zeros(capacity, dtype=np.uint8)
+    def __init__(self, capacity: int = 1 << 20, window=None) -> None:
+        # `window(nbytes)`, when given, returns the first nbytes of one fixed, zeroed host
+        # mapping at GLOBAL_BASE, so device addresses are valid host addresses as well
+        # (tlpsim exec's unified addressing); growing never moves the data then
+        self._window = window
+        self.data = window(capacity) if window is not None else np.zeros(capacity, dtype=np.uint8)
         self.top = 0  # bytes used (offset of the next allocation)
         self._starts: list[int] = []  # offsets of live allocations, sorted
         self._ends: list[int] = []
@@ -53,9 +57,12 @@ class DeviceMemory:
             cap = len(self.data)
             while cap < end:
                 cap *= 2
-            grown = np.zeros(cap, dtype=np.uint8)
-            grown[: self.top] = self.data[: self.top]
-            self.data = grown
+            if self._window is not None:
+                self.data = self._window(cap)
+            else:
+                grown = np.zeros(cap, dtype=np.uint8)
+                grown[: self.top] = self.data[: self.top]
+                self.data = grown
         self.top = -(-end // 16) * 16
         self._starts.append(off)
         self._ends.append(off + int(nbytes))

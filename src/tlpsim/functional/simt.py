@@ -16,10 +16,11 @@ import heapq
 import numpy as np
 
 from tlpsim.analysis.kernel_cfg import EXIT
-from tlpsim.errors import KernelError
+from tlpsim.errors import DeviceAssertError, KernelError
 from tlpsim.functional.kernel import BARRIER, BRANCH, BRX, EXIT_OP, NOP, NORMAL, TRAP, CompiledKernel
 from tlpsim.functional.memory import MemoryFault
 from tlpsim.functional.runaway import InstructionBudgetExceeded, RunawayGuard, RunLimits
+from tlpsim.functional.semantics.syscalls import DeviceAssertion
 from tlpsim.functional.state import ChunkState
 
 FULL = np.uint32(0xFFFFFFFF)
@@ -203,6 +204,8 @@ class ChunkRunner:
                     addrs = runs[pc](st, eidx)
                 except MemoryFault as fault:
                     self._fault(pc, eidx, fault)
+                except DeviceAssertion as failed:
+                    raise self._error(str(failed), pc, int(eidx[failed.lane]), cls=DeviceAssertError) from None
                 if poison is not None and pc in poison.post:
                     poison.apply(st, poison.post[pc], warps)
                 self.move(warps, pc + 1)
@@ -368,12 +371,13 @@ class ChunkRunner:
         tid = tuple(int(st.sreg[f"tid.{c}"][thread]) for c in "xyz")
         return cta, tid
 
-    def _error(self, message: str, pc: int, thread: int | None, address: int | None = None) -> KernelError:
+    def _error(self, message: str, pc: int, thread: int | None, address: int | None = None,
+               cls: type[KernelError] = KernelError) -> KernelError:
         cta = tid = None
         if thread is not None:
             cta, tid = self._coords(thread)
         ins = self.ck.fn.instructions[pc]
-        return KernelError(message, kernel=self.ck.display_name, cta=cta, thread=tid, line=ins.line,
+        return cls(message, kernel=self.ck.display_name, cta=cta, thread=tid, line=ins.line,
                            address=address, filename=self.ck.module.filename)
 
     def _fault(self, pc: int, eidx: np.ndarray, fault: MemoryFault):

@@ -10,11 +10,11 @@ import click
 from tlpsim.report.metrics import plugin_energy, plugin_totals
 
 
-def table(heads, rows) -> None:
+def table(heads, rows, err: bool = False) -> None:
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h)) for i, h in enumerate(heads)]
-    click.echo("  ".join(str(h).ljust(w) for h, w in zip(heads, widths)))
+    click.echo("  ".join(str(h).ljust(w) for h, w in zip(heads, widths)), err=err)
     for r in rows:
-        click.echo("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+        click.echo("  ".join(str(c).ljust(w) for c, w in zip(r, widths)), err=err)
 
 
 def trace_summary(s: dict, indent: str = "") -> None:

@@ -56,6 +56,8 @@ def _figure(svg: str | None, caption: str, empty: str) -> str:
 
 
 def _header(rec: dict) -> str:
+    if "program" in rec:
+        return _program_header(rec)
     p = rec.get("params", {})
     ov = p.get("overrides") or {}
     ver = rec.get("versions", {})
@@ -70,6 +72,31 @@ def _header(rec: dict) -> str:
     body = "".join(f"<tr><th>{_e(k)}</th><td style='text-align:left'>{_e(v)}</td></tr>" for k, v in rows)
     ok = ('<span class="ok">output verified</span>' if verified else '<span class="bad">output NOT verified</span>')
     return f"<table>{body}</table><p>{ok} against the NumPy reference.</p>"
+
+
+def _program_header(rec: dict) -> str:
+    """The header of a `tlpsim exec` run: the program, its exit status, and whatever
+    made the run differ from the program's real behaviour."""
+    prog, p, ver = rec["program"], rec.get("params", {}), rec.get("versions", {})
+    summary = prog.get("summary") or {}
+    ov = p.get("overrides") or {}
+    rows = [("program", " ".join(prog.get("command", []))), ("mode", rec.get("mode")),
+            ("preset", rec.get("preset", p.get("preset", "-"))),
+            ("overrides", ", ".join(f"{k}={v}" for k, v in ov.items()) or "none"),
+            ("plug-ins", ", ".join(p.get("plugins") or []) or "none"),
+            ("kernel launches", len(rec.get("launches") or [])),
+            ("run directory", rec.get("run_dir", "-")),
+            ("tlpsim", f"{ver.get('tlpsim', '?')}" + (f" (commit {ver['git_commit']})" if ver.get("git_commit") else "")),
+            ("CUDA toolkit", ver.get("cuda_toolkit", "-")), ("date", ver.get("date", "-"))]
+    body = "".join(f"<tr><th>{_e(k)}</th><td style='text-align:left'>{_e(v)}</td></tr>" for k, v in rows)
+    status = prog.get("text", "")
+    notes = [f"{len(summary.get('faults') or [])} kernel fault(s)"] if summary.get("faults") else []
+    notes += [f"unsupported call {n} ({c}x)" for n, c in (summary.get("unsupported") or {}).items()]
+    notes += list(summary.get("problems") or [])
+    cls = "ok" if prog.get("exit_status") == 0 and not notes else "bad"
+    extra = "".join(f"<li>{_e(n)}</li>" for n in notes)
+    return (f"<table>{body}</table><p class=\"{cls}\">{_e(status)}</p>"
+            + (f"<ul class=\"bad\">{extra}</ul>" if extra else ""))
 
 
 def _summary(stats: list[dict], m: dict) -> str:
@@ -190,7 +217,7 @@ def _plugins(rec: dict, stats: list[dict]) -> str | None:
 
 def render_report(rec: dict) -> str:
     """The HTML page of a run record (see rundir.load_run_dir)."""
-    title = f"tlpsim report: {rec.get('workload')} ({rec.get('size')})"
+    title = f"tlpsim report: {rec.get('workload')}" + (f" ({rec.get('size')})" if "program" not in rec else "")
     stats = rec.get("stats") or []
     parts = [f"<h1>{_e(title)}</h1>", _header(rec)]
     if not stats:

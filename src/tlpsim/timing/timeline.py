@@ -78,5 +78,6 @@ class Timeline(Component):
         idx = [k for k, c in enumerate(s["cycle"]) if first_cycle <= c <= last_cycle]
         out = {key: [s[key][k] for k in idx] for key in s}
         thr = out["thread_insts"]
-        out["ipc"] = [0.0] + [(thr[k] - thr[k - 1]) / self.interval for k in range(1, len(thr))]
+        # one IPC per sample (none for a launch shorter than the interval)
+        out["ipc"] = ([0.0] if thr else []) + [(thr[k] - thr[k - 1]) / self.interval for k in range(1, len(thr))]
         return out

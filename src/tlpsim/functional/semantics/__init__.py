@@ -11,7 +11,8 @@ filtered by the SIMT mask and the guard predicate) of a ChunkState. Memory
 instructions return the uint64 addresses they accessed (one per lane of `idx`,
 in the instruction's state space) so the tracer can record them; others return
 None. Builders raise UnsupportedPTX (via `oc.unsupported`) for forms they do
-not implement. Control flow (bra, brx, ret, exit, bar, call) is the engine's.
+not implement. Control flow (bra, brx, ret, exit, bar) is the engine's; `call`
+remains only for the device system calls (syscalls.py).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def semantic(*bases: str) -> Callable[[Builder], Builder]:
 def load_all() -> dict[str, Builder]:
     """Import every family module so its builders register themselves."""
     from tlpsim.functional.semantics import (  # noqa: F401
-        atomics, convert, floating, integer, memory_ops, warp,
+        atomics, convert, floating, integer, memory_ops, syscalls, warp,
     )
 
     return SEMANTICS

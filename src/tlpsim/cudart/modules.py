@@ -1,0 +1,113 @@
+"""The device code a program registered: one `FatModule` per fat binary (one per
+translation unit), its kernels by host stub and its variables by host shadow.
+
+The PTX is parsed on first use, and written out to `<dir>/<digest>.ptx` so that a
+kernel fault's "PTX line N" names a file the user can open. ptxas's resource
+usage (registers, shared memory), which the timing model and
+cudaFuncGetAttributes need, is computed once per PTX text and arch and cached
+in the compile cache directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tlpsim.cudart.fatbin import FatBinary
+from tlpsim.frontend.loader import Program
+from tlpsim.frontend.names import qualified_name
+from tlpsim.frontend.ptx_parser import parse_ptx
+from tlpsim.frontend.resources import ResourceUsage, ptxas_resources
+
+
+def exec_cache() -> Path:
+    """tlpsim exec's cache (built programs, PTX files, ptxas resources), next to the
+    PTX compile cache: $TLPSIM_CACHE_DIR/exec or ~/.cache/tlpsim/exec."""
+    from tlpsim.frontend.nvcc import cache_dir
+
+    return cache_dir().parent / "exec"
+
+
+class ModuleError(Exception):
+    """The module's device code cannot be executed (no PTX, compressed PTX, parse error)."""
+
+
+@dataclass
+class FatModule:
+    index: int
+    fatbin: FatBinary | None
+    error: str | None = None          # why the fat binary could not be read
+    arch: int = 80                    # the PTX arch to prefer (the preset's)
+    _program: Program | None = field(default=None, repr=False)
+
+    @property
+    def ptx(self) -> str | None:
+        entry = self.fatbin.best_ptx(self.arch) if self.fatbin is not None else None
+        return entry.ptx if entry is not None else None
+
+    def no_ptx_reason(self) -> str:
+        if self.error:
+            return self.error
+        return (f"the program's fat binary holds {self.fatbin.describe() if self.fatbin else 'no device code'} "
+                "but no uncompressed PTX; build the program with `tlpsim nvcc` (it embeds uncompressed PTX), or "
+                "pass nvcc `--no-compress` and an -arch/-gencode that keeps PTX (code=compute_XX)")
+
+    def program(self, ptx_dir: Path, maxrregcount: int | None, with_resources: bool) -> Program:
+        if self._program is None:
+            text = self.ptx
+            if text is None:
+                raise ModuleError(self.no_ptx_reason())
+            ptx_dir.mkdir(parents=True, exist_ok=True)
+            path = ptx_dir / f"{hashlib.sha256(text.encode()).hexdigest()[:16]}.ptx"
+            if not path.is_file():
+                tmp = path.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(text)
+                os.replace(tmp, path)
+            self._program = Program(parse_ptx(text, str(path)), {})
+        if with_resources and not self._program.resources:
+            self._program.resources = _resources(self._program.module.filename, self.ptx or "", maxrregcount)
+        return self._program
+
+
+def _resources(filename: str, text: str, maxrregcount: int | None) -> dict[str, ResourceUsage]:
+    """ptxas -v for the PTX's own target (cached on disk by PTX digest)."""
+    module = parse_ptx(text, filename)
+    arch = module.arch or "sm_80"
+    key = hashlib.sha256(f"{arch}\0{maxrregcount}\0".encode() + text.encode()).hexdigest()
+    path = exec_cache() / "resources" / f"{key}.json"
+    try:
+        return {k: ResourceUsage.from_dict(v) for k, v in json.loads(path.read_text()).items()}
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = ptxas_resources(text, arch, maxrregcount)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({k: v.to_dict() for k, v in res.items()}))
+    os.replace(tmp, path)
+    return res
+
+
+@dataclass
+class KernelEntry:
+    module: FatModule
+    name: str                          # mangled, as registered
+    max_dynamic_smem: int | None = None  # cudaFuncAttributeMaxDynamicSharedMemorySize
+
+    @property
+    def display(self) -> str:
+        return qualified_name(self.name)
+
+
+@dataclass
+class VarEntry:
+    module: FatModule
+    name: str
+    size: int
+    constant: bool
+    managed: bool

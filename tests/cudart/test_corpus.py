@@ -1,0 +1,117 @@
+"""Every program of the corpus (ordinary CUDA runtime code, not tlpsim-aware) built
+with `tlpsim nvcc` and run with `tlpsim exec` in functional mode: the programs that
+check themselves print their own PASS; the ones that fail on purpose (a failed
+device assert, an unsupported call, a host crash, a binary without PTX) fail with
+a clear message and a non-zero exit."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from .conftest import BUILDS, PROGRAMS, run_exec
+
+PASSING = ["vector_add", "multi_kernel", "constant_memory", "dynamic_shared", "streams_events", "templates",
+           "separate", "illegal_address", "device_query", "managed_memory", "printf_kernel", "matrix_mul",
+           "pitched_copies", "error_api", "histogram_atomics"]
+FAILING = ["device_assert", "unsupported_call", "crash"]
+
+
+@pytest.fixture(scope="module")
+def runs(binaries):
+    names = PASSING + FAILING
+    with ThreadPoolExecutor(2) as pool:
+        return dict(zip(names, pool.map(lambda n: run_exec(binaries[n]), names)))
+
+
+def test_corpus_covers_the_issue():
+    assert len(PASSING) >= 12
+    assert set(PASSING + FAILING) <= set(BUILDS)
+    sources = {n: " ".join((PROGRAMS / s).read_text() for s in BUILDS[n][0]) for n in BUILDS}
+    uses = {what: [n for n, text in sources.items() if all(w in text for w in words)] for what, words in {
+        "multiple kernels": ["blockSum<<<", "saxpy<<<"], "__constant__": ["__constant__"],
+        "cudaMemcpyToSymbol": ["cudaMemcpyToSymbol"], "dynamic shared memory": ["extern __shared__"],
+        "streams and events": ["cudaStreamCreate", "cudaEventElapsedTime"], "templates": ["template <"],
+        "error checking macro": ["check.h", "CHECK("], "illegal address": ["cudaErrorIllegalAddress"],
+    }.items()}
+    assert all(uses.values()), {k: v for k, v in uses.items() if not v}
+    assert len(BUILDS["separate"][0]) == 2
+
+
+@pytest.mark.parametrize("name", PASSING)
+def test_program_passes_its_own_check(runs, name):
+    r = runs[name]
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "PASS" in r.stdout and "FAIL" not in r.stdout
+
+
+def test_vector_add_summary_names_the_launch(runs):
+    r = runs["vector_add"]
+    assert r.stdout.splitlines() == ["CUDA kernel launch with 20 blocks of 256 threads", "Test PASSED"]
+    assert "vectorAdd  20x1x1  256x1x1" in r.stderr and "1 launch(es)" in r.stderr
+
+
+def test_device_printf_is_flushed_at_synchronisation(runs):
+    out = runs["printf_kernel"].stdout.splitlines()
+    assert out == ["host: before synchronize",
+                   "block 0 thread 0:  0.00|0   |ff|a|even|0",
+                   "block 0 thread 1:  0.50|1   |100|b|odd|8589934592",
+                   "block 1 thread 0:  1.00|2   |101|c|even|17179869184",
+                   "block 1 thread 1:  1.50|3   |102|d|odd|25769803776",
+                   "host: after synchronize", "PASS"]
+
+
+def test_illegal_address_is_reported_by_the_next_call_and_diagnosed(runs):
+    r = runs["illegal_address"]
+    assert "synchronize: cudaErrorIllegalAddress (an illegal memory access was encountered)" in r.stdout
+    assert "launch: cudaSuccess" in r.stdout
+    # tlpsim's own diagnostic: kernel, CTA, thread, PTX line, address
+    diag = next(line for line in r.stderr.splitlines() if "kernel fault" in line)
+    assert "cudaErrorIllegalAddress" in diag and "out-of-bounds access at global address 0x" in diag
+    assert "_Z7overrunPii, CTA (0, 0, 0), thread (4, 0, 0)" in diag and ".ptx line " in diag
+    assert "1 kernel fault(s), reported to the program as cudaErrorIllegalAddress" in r.stderr
+
+
+def test_failed_device_assert_exits_through_the_programs_check(runs):
+    r = runs["device_assert"]
+    assert r.returncode == 1
+    assert "device_assert.cu:10: void positive(const int *, int): block: [0,0,0], thread: [4,0,0] " \
+           "Assertion `v[i] >= 0` failed." in r.stderr
+    assert "CUDA error cudaErrorAssert (device-side assert triggered)" in r.stderr
+    assert "unreachable" not in r.stdout
+
+
+def test_unsupported_call_names_the_call_and_fails(runs):
+    r = runs["unsupported_call"]
+    assert r.returncode == 1
+    assert "tlpsim: cudaGraphCreate is not supported by tlpsim's CUDA runtime; it returns cudaErrorNotSupported" \
+        in r.stderr
+    assert "CUDA error cudaErrorNotSupported" in r.stderr
+    assert "not the program's real behaviour: cudaGraphCreate (1x)" in r.stderr
+
+
+def test_host_crash_is_reported_and_keeps_the_launches(runs):
+    r = runs["crash"]
+    assert r.returncode == 128 + 11
+    assert r.stdout == "kernel done\n"
+    assert "killed by SIGSEGV" in r.stderr
+    assert "the launches recorded before that (1) are kept" in r.stderr
+
+
+def test_missing_ptx_is_a_clear_error(tmp_path):
+    from tlpsim.cudart import nvcc
+
+    exe = tmp_path / "vector_add_compressed"
+    assert nvcc.main(["--compress-mode=default", str(PROGRAMS / "vector_add.cu"), "-o", str(exe)]) == 0
+    r = run_exec(exe)
+    assert r.returncode != 0
+    assert "kernel vectorAdd (_Z9vectorAddPKfS0_Pfi): the program's fat binary holds SASS for sm_80, compressed PTX " \
+           "for compute_80 but no uncompressed PTX; build the program with `tlpsim nvcc`" in r.stderr
+    assert "cudaErrorNoKernelImageForDevice" in r.stderr
+
+
+def test_exec_compiles_and_runs_a_source_in_one_step(tmp_path):
+    r = run_exec("--nvcc=-O2", PROGRAMS / "vector_add.cu", "--", "100")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "CUDA kernel launch with 1 blocks of 256 threads\nTest PASSED\n"

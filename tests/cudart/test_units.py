@@ -1,0 +1,135 @@
+"""Unit tests of tlpsim exec's parts that need no program: nvcc option rewriting,
+fat-binary parsing, the error table against CUDA's header, the built library's
+exports, size parsing, and the exit-status wording."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import struct
+import subprocess
+
+import pytest
+
+from tlpsim.cli_exec import parse_size
+from tlpsim.cudart import build, errors
+from tlpsim.cudart.exec import describe_exit, split_command
+from tlpsim.cudart.fatbin import FatbinError, parse_fatbin
+from tlpsim.cudart.nvcc import with_ptx
+from tlpsim.errors import TlpsimError
+from tlpsim.frontend.toolkit import find_toolkit
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["a.cu"], ["-arch=sm_80", "a.cu"]),
+    (["-arch=sm_86", "a.cu"], ["-arch=sm_86", "a.cu"]),
+    (["-arch", "compute_75", "a.cu"], ["-arch", "compute_75", "a.cu"]),
+    (["-gencode", "arch=compute_80,code=sm_80", "a.cu"],
+     ["-gencode", "arch=compute_80,code=sm_80", "a.cu", "-gencode", "arch=compute_80,code=compute_80"]),
+    (["-gencode=arch=compute_75,code=sm_75", "-gencode=arch=compute_86,code=sm_86"],
+     ["-gencode=arch=compute_75,code=sm_75", "-gencode=arch=compute_86,code=sm_86", "-gencode",
+      "arch=compute_86,code=compute_86"]),
+    (["-gencode", "arch=compute_80,code=[sm_80,compute_80]"], ["-gencode", "arch=compute_80,code=[sm_80,compute_80]"]),
+    (["-arch=compute_80", "-code=sm_80", "a.cu"], ["-arch=compute_80", "a.cu", "-code=sm_80,compute_80"]),
+])
+def test_tlpsim_nvcc_keeps_ptx_in_the_fat_binary(args, expected):
+    assert with_ptx(args) == expected
+
+
+def test_exec_command_splitting():
+    assert split_command(["a.cu", "b.cu", "--", "-n", "3"]) == (["a.cu", "b.cu"], ["-n", "3"])
+    assert split_command(["./prog", "x.cu"]) == ([], ["./prog", "x.cu"])
+    assert split_command(["prog.cu"]) == (["prog.cu"], [])
+
+
+@pytest.mark.parametrize("text, value", [("4GiB", 4 << 30), ("512M", 512 << 20), ("1048576", 1 << 20),
+                                         ("1.5 GiB", 3 << 29)])
+def test_device_memory_sizes(text, value):
+    assert parse_size(text) == value
+
+
+@pytest.mark.parametrize("text", ["lots", "12 parsecs", "1KiB", "2TiB"])
+def test_device_memory_bad_sizes(text):
+    with pytest.raises(TlpsimError, match="--device-memory"):
+        parse_size(text)
+
+
+def test_exit_descriptions():
+    assert describe_exit(0) == {"exit_status": 0, "text": "the program exited with status 0"}
+    crash = describe_exit(-11)
+    assert crash["exit_status"] == 139 and crash["signal"] == "SIGSEGV" and "killed by SIGSEGV" in crash["text"]
+    assert describe_exit(86)["exit_status"] == 2
+
+
+def _fatbin(tmp_path, *options) -> bytes:
+    src = tmp_path / "k.cu"
+    src.write_text("__global__ void k(int *p) { *p = 7; }\n")
+    tk = find_toolkit()
+    out = tmp_path / "k.fatbin"
+    subprocess.run([str(tk.nvcc), "-fatbin", "-arch=sm_80", *options, str(src), "-o", str(out)], check=True,
+                   env=tk.env(), capture_output=True)
+    return out.read_bytes()
+
+
+def test_fat_binary_entries(tmp_path):
+    plain = parse_fatbin(_fatbin(tmp_path, "--no-compress"))
+    assert plain.describe() == "SASS for sm_80, PTX for compute_80"
+    entry = plain.best_ptx(80)
+    assert entry.version == (9, 5) and ".entry _Z1kPi" in entry.ptx and entry.ptx.rstrip().endswith("}")
+    squeezed = parse_fatbin(_fatbin(tmp_path))  # nvcc compresses PTX by default
+    assert squeezed.describe() == "SASS for sm_80, compressed PTX for compute_80"
+    assert squeezed.best_ptx(80) is None
+
+
+def test_fat_binary_damage_is_reported(tmp_path):
+    blob = _fatbin(tmp_path, "--no-compress")
+    with pytest.raises(FatbinError, match="not a fat binary"):
+        parse_fatbin(b"\0" * 16 + blob[16:])
+    with pytest.raises(FatbinError, match="shorter than its header"):
+        parse_fatbin(blob[:100])
+    bad = bytearray(blob)
+    struct.pack_into("<I", bad, 16 + 4, 8)  # an entry header size below the minimum
+    with pytest.raises(FatbinError, match="corrupt fat binary entry"):
+        parse_fatbin(bytes(bad))
+
+
+def test_error_codes_match_cudas_header():
+    header = (find_toolkit().include_dir / "driver_types.h").read_text()
+    numbering = {name: int(code) for name, code in re.findall(r"\b(cudaError\w+)\s*=\s*(\d+)", header)}
+    for code, (name, text) in errors.ERRORS.items():
+        assert numbering.get(name, 0 if name == "cudaSuccess" else None) == code, name
+        assert text
+    assert errors.name_of(12345) == errors.text_of(12345) == "unrecognized error code"
+
+
+def _dynamic_symbols(path) -> dict[str, str]:
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("nm (binutils) is not installed")
+    out = subprocess.run([nm, "-D", "--defined-only", str(path)], capture_output=True, text=True, check=True).stdout
+    syms = {}
+    for line in out.splitlines():
+        name = line.split()[-1]
+        base, _, version = name.partition("@@")
+        syms[base] = version
+    return syms
+
+
+def test_runtime_library_exports_every_function_of_nvidias():
+    nvidia = _dynamic_symbols(find_toolkit().root / "lib" / build.SONAME)
+    ours = _dynamic_symbols(build.library())
+    listed = set(build.exported_names())
+    assert listed == {n for n in nvidia if n != build.SONAME}  # the committed list is the wheel's
+    assert listed <= set(ours)
+    assert {ours[n] for n in listed} == {build.SONAME}  # NVIDIA's symbol version
+    assert len(build.implemented_names()) > 90
+    readelf = shutil.which("readelf")
+    if readelf:
+        dyn = subprocess.run([readelf, "-d", str(build.library())], capture_output=True, text=True).stdout
+        assert f"Library soname: [{build.SONAME}]" in dyn
+
+
+def test_stale_library_is_refused(monkeypatch):
+    monkeypatch.setattr(build, "source_digest", lambda: "0" * 64)
+    with pytest.raises(build.BuildError, match="older than its sources; rebuild it with `make setup`"):
+        build.library()
