@@ -8,6 +8,8 @@ import sys
 
 import click
 
+from tlpsim.cli_errors import friendly as _friendly
+from tlpsim.cli_plugins import plugin_option
 from tlpsim.errors import TlpsimError
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*$", re.I)
@@ -32,7 +34,6 @@ def parse_size(text: str) -> int:
 def nvcc_cmd(args: tuple[str, ...]) -> None:
     """Compile a CUDA program with the pinned nvcc against tlpsim's CUDA runtime (all
     nvcc options pass through; use as NVCC="tlpsim nvcc" in a Makefile)."""
-    from tlpsim.cli import _friendly
     from tlpsim.cudart import nvcc
 
     sys.exit(_friendly(nvcc.main)(list(args)))
@@ -43,8 +44,7 @@ def nvcc_cmd(args: tuple[str, ...]) -> None:
 @click.option("--config", "preset", default="gtx480", show_default=True,
               help="GPU preset: what the program sees as its device, and the timing model.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Config override (repeatable).")
-@click.option("--plugin", "plugins", multiple=True, metavar="FILE.py|MODULE",
-              help="Import a plug-in (registers its policies) before the config is resolved (repeatable).")
+@plugin_option
 @click.option("--run-dir", type=click.Path(file_okay=False), default=None,
               help="Run directory (timing mode default: runs/exec-PROGRAM-PRESET-HASH/).")
 @click.option("--device-memory", default="4GiB", show_default=True, help="Memory of the simulated device.")
@@ -57,7 +57,6 @@ def exec_cmd(mode: str, preset: str, overrides: tuple, plugins: tuple, run_dir: 
     """Run an unmodified CUDA program on the simulator: `tlpsim exec [options] -- ./prog
     args`, or `tlpsim exec prog.cu -- args` to compile and run. Every kernel launch
     executes on the simulator; in timing mode each is simulated and recorded."""
-    from tlpsim.cli import _friendly
     from tlpsim.config.overrides import parse_override
     from tlpsim.cudart.exec import run
 

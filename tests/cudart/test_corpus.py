@@ -69,7 +69,7 @@ def test_illegal_address_is_reported_by_the_next_call_and_diagnosed(runs):
     # tlpsim's own diagnostic: kernel, CTA, thread, PTX line, address
     diag = next(line for line in r.stderr.splitlines() if "kernel fault" in line)
     assert "cudaErrorIllegalAddress" in diag and "out-of-bounds access at global address 0x" in diag
-    assert "_Z7overrunPii, CTA (0, 0, 0), thread (4, 0, 0)" in diag and ".ptx line " in diag
+    assert "kernel overrun, CTA (0, 0, 0), thread (4, 0, 0)" in diag and ".ptx line " in diag
     assert "1 kernel fault(s), reported to the program as cudaErrorIllegalAddress" in r.stderr
 
 

@@ -126,7 +126,7 @@ def describe_exit(returncode: int) -> dict:
 def run(command: list[str], *, mode: str, preset: str, overrides: dict, plugins: list[str], run_dir: str | None,
         device_memory: int, timeout: float | None, nvcc_options: list[str], echo) -> int:
     from tlpsim.config.loader import load_config
-    from tlpsim.cudart.plugins import load_plugin_files
+    from tlpsim.policies.external import activate
     from tlpsim.report.rundir import check_new
 
     sources, rest = split_command(command)
@@ -137,7 +137,7 @@ def run(command: list[str], *, mode: str, preset: str, overrides: dict, plugins:
     if not rest:
         raise TlpsimError("no program given: tlpsim exec [options] -- ./program [args] (or program.cu)")
     program = resolve_program(rest[0])
-    load_plugin_files(plugins)
+    plugins = [lp.spec for lp in activate(plugins)]  # the program's process loads the same files
     config = load_config(preset, overrides)  # a bad preset or --set fails here, before the program runs
     params = ExecParams(Path(program).name, [program, *rest[1:]], preset, overrides, mode, list(plugins))
     out = None

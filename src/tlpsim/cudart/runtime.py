@@ -121,14 +121,15 @@ class Runtime:
     def __init__(self, settings: Settings, write_stream: Callable[[int, str], None]) -> None:
         import tlpsim
         from tlpsim.config.loader import load_config
-        from tlpsim.cudart.plugins import load_plugin_files
         from tlpsim.cudart.streams import GpuClock
         from tlpsim.cudart.window import DeviceWindow
         from tlpsim.functional.memory import DeviceMemory
 
         self.settings = settings
         self.write_stream = write_stream
-        load_plugin_files(settings.plugins)
+        from tlpsim.policies.external import activate
+
+        activate(settings.plugins)  # before the config names them
         self.config = load_config(settings.preset, settings.overrides)
         timing = settings.mode == "timing"
         kwargs = {"budget": settings.budget} if settings.budget is not None else {}

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from tlpsim.cudart import errors as E
 from tlpsim.cudart.runtime import api, put
-from tlpsim.functional.host import Stream
+from tlpsim.host import Stream
 
 LEGACY, PER_THREAD = 0x1, 0x2  # cudaStreamLegacy, cudaStreamPerThread
 _HANDLES = itertools.count(0x1000, 0x10)  # opaque cudaStream_t / cudaEvent_t values
