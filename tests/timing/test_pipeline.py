@@ -137,28 +137,31 @@ def test_cold_instruction_cache_misses_cost_l2_round_trips():
     assert f.stats.cycles > pf.stats.cycles + 100 and s.stats.cycles == ps.stats.cycles
 
 
-def test_l1_misses_leave_after_the_l1_pipeline():
+def test_l1_accesses_look_up_the_tags_after_the_l1_pipeline():
+    """GPGPU-Sim's l1_latency_queue: an access enters the L1's pipeline (one a cycle), its
+    tag lookup is at the end (a miss then takes the miss queue, which drains one request a
+    cycle into the interconnect); a full pipeline or miss queue refuses."""
     from tlpsim.timing.cache import MSHR, CacheArray
     from tlpsim.timing.cache_port import CachePort
-    from tlpsim.timing.ldst import LdstParams, LdstUnit
+    from tlpsim.timing.ldst import LdstParams, LdstUnit, _Instr
+    from tlpsim.timing.mem_types import READ
     from tlpsim.timing.queues import TimedQueue
 
-    def l1c():
-        return CachePort("l1c", CacheArray(8192, 2, 64), MSHR(2, 32), 1)
-
-    out, back = TimedQueue("out", 8), TimedQueue("in", 8)
-    u = LdstUnit(0, LdstParams(l1_pipeline=35, l1_miss_queue=2), None, l1c(), out, back, lambda a: 0)
+    l1d = CachePort("l1d", CacheArray(16384, 4, 128), MSHR(64, 8), 35)
+    l1c = CachePort("l1c", CacheArray(8192, 2, 64), MSHR(2, 32), 1)
+    out = TimedQueue("out", 8)
+    u = LdstUnit(0, LdstParams(l1_pipeline=35, l1_miss_queue=2), l1d, l1c, out, TimedQueue("in", 8), lambda a: 0)
     u._period = 1
-    assert u._send_l1("read", 0x1000, 0xF, None, 10) and u._send_l1("read", 0x1080, 0xF, None, 11)
-    assert len(u.missq) == 2 and u._send_l1("write", 0x2000, 0x1, None, 12)
-    assert not u._drain_misses(44) and len(out) == 0          # still in the L1's latency pipeline
-    assert u._drain_misses(45) and len(out) == 1               # the first leaves at 10 + 35
-    assert u._drain_misses(47) and len(out) == 3
-    cap = LdstUnit(0, LdstParams(l1_pipeline=1, l1_miss_queue=1), None, l1c(), TimedQueue("o", 8),
-                   TimedQueue("i", 8), lambda a: 0)
-    cap._period = 1
-    assert cap._send_l1("read", 0, 1, None, 0) and cap._send_l1("read", 128, 1, None, 0)
-    assert not cap._send_l1("read", 256, 1, None, 0)           # pipeline + miss queue full: refused
+    ins = _Instr(None, 1, [], READ, l1d, None)
+    assert u._access(ins, 0x1000, 0xF, 10) and u.l1pipe[0][0] == 45 and ins.outstanding == 1
+    assert len(l1d.mshr) == 0                                   # nothing looked up yet
+    assert u._lookup(ins, 0x1000, 0xF, 45) and len(l1d.mshr) == 1 and u.missq[0][0] == 46
+    assert u._drain_misses(46) and len(out) == 1 and not u.missq
+    for k in range(34):
+        assert u._access(ins, 0x2000 + 128 * k, 0x1, 11)
+    assert len(u.l1pipe) == 35 and not u._access(ins, 0x9000, 0x1, 12)   # the pipeline is full
+    u.missq.extend([(0, None), (0, None)])
+    assert not u._lookup(ins, 0x2000, 0x1, 46)                 # miss queue full: the lookup waits
 
 
 def test_dram_reads_take_a_burst_per_sector():

@@ -214,10 +214,14 @@ class IssueStage:
                 if not quiet:
                     self.sm.note_stall("collector_full")
                 return False
-            units.start(w.sched, si.unit, now, si.initiation)
+            # a result bus at its writeback cycle (GPGPU-Sim reserves one when the
+            # instruction enters its unit, which holds it in its dispatch register meanwhile)
+            ready = start + si.result_delay
+            wb = self._result_bus(ready, now)
+            units.start(w.sched, si.unit, now, si.initiation + wb - ready)
             if si.dst_mask:
                 w.pending |= si.dst_mask
-                wb_at = self._result_bus(start + si.result_delay, now)
+                wb_at = wb
         elif kind == K_MEM:
             ldst = self.ldst
             if not ldst.can_accept():
@@ -293,7 +297,7 @@ class IssueStage:
 
     def _result_bus(self, cycle: int, now: int) -> int:
         """The first cycle from `cycle` with a free result bus (GPGPU-Sim reserves one of
-        EX_WB-width buses for an arithmetic instruction's writeback), booked."""
+        the EX_WB-width buses for every arithmetic instruction's writeback), booked."""
         buses = self.buses
         n = buses.get(cycle, 0)
         while n >= self.wb_width:

@@ -3,7 +3,12 @@ constant caches with MSHRs, and the SM's port to the interconnect.
 
 One memory warp-instruction is processed at a time; it becomes a list of accesses
 (one per 128-byte line touched, from the trace's coalesced sector sets), and the
-unit performs one access per cycle. Plug-ins issue their own requests through the
+unit performs one access per cycle. An access to the L1 data cache first crosses
+the L1's latency pipeline (GPGPU-Sim's l1_latency_queue, `l1_pipeline` stages, one
+access entering per cycle): the tag lookup happens at its end, where a hit's data
+is ready, a miss takes an MSHR and enters the miss queue towards the interconnect,
+and a refused lookup blocks the pipeline until a fill or a free slot lets it go on.
+Plug-ins issue their own requests through the
 same port (register spills and fills, preloads, context saves: `request`), which go
 ahead of waiting warp instructions, and reserve shared-memory bank cycles
 (`reserve_smem`), which shared-memory instructions then wait for. A read hit completes after the cache's hit
@@ -40,9 +45,8 @@ _CONSTLIKE = (SPACE_CODES["const"], SPACE_CODES["kparam"])
 class LdstParams:
     smem_latency: int = 26
     queue_entries: int = 2   # memory instructions waiting for the unit
-    # requests leaving through the L1 data cache (misses, write-throughs) pass its
-    # latency pipeline (GPGPU-Sim's l1_latency_queue, before the tag lookup there) and
-    # its miss queue before the interconnect; -1: the L1D's hit latency
+    # L1D accesses cross its latency pipeline (GPGPU-Sim's l1_latency_queue) before the
+    # tag lookup; misses and write-throughs then wait in its miss queue for the interconnect
     l1_pipeline: int = 0
     l1_miss_queue: int = 8
 
@@ -105,9 +109,11 @@ class LdstUnit:
         self.bypass: set[int] = set()       # kernel ids whose global accesses skip the L1
         self.bypass_global = False          # every global load skips the L1 (local ones stay cached)
         self.l1d_handlers: list[Callable[..., Any]] = []  # l1d_access subscribers
-        # L1D requests on their way to the interconnect: (cycle they may leave, request)
+        # L1D accesses in its latency pipeline: (cycle of the tag lookup, instruction, line, sectors)
+        self.l1pipe: deque[tuple[int, _Instr, int, int]] = deque()
+        # L1D requests waiting for the interconnect: (cycle they may leave, request)
         self.missq: deque[tuple[int, MemRequest]] = deque()
-        self.missq_cap = max(params.l1_pipeline + params.l1_miss_queue, 1)
+        self.missq_cap = max(params.l1_miss_queue, 1)
 
     # ------------------------------------------------------------ interface to the SM
 
@@ -120,16 +126,19 @@ class LdstUnit:
         return len(self.queue) < self.p.queue_entries
 
     def accept(self, warp: Any, si: StaticInstr, mem_row: int, start: int, pos: int) -> None:
+        warp.inflight += 1  # until the unit has done with it (and its loads' data is back)
         self.queue.append((start, warp, si, mem_row, pos))
 
     def busy(self) -> bool:
         return (bool(self.queue) or self.cur is not None or self.inflight > 0 or bool(self.requests)
-                or bool(self.missq))
+                or bool(self.missq) or bool(self.l1pipe))
 
     def next_event(self, now: int) -> int | None:
         if self.stalled:
             return None  # woken by the reply or queue slot it waits for
         t = []
+        if self.l1pipe:
+            t.append(max(self.l1pipe[0][0], now + 1))
         if self.missq and self.missq[0][0] > now:
             t.append(self.missq[0][0])   # (a due head waits for queue room: the freed slot wakes us)
         if self.requests:
@@ -147,7 +156,8 @@ class LdstUnit:
         missq = self.missq
         if missq and missq[0][0] <= now:
             progress = self._drain_misses(now)
-        if self.cur is None and not self.queue and not self.requests and not len(self.from_icnt):
+        if (self.cur is None and not self.queue and not self.requests and not len(self.from_icnt)
+                and not self.l1pipe):
             self.stalled = False
             return progress
         sm_now = now * self._period
@@ -156,6 +166,16 @@ class LdstUnit:
             self._reply(self.from_icnt.pop(), now)
             progress = True
         self.stalled = False
+        pipe = self.l1pipe
+        if pipe and pipe[0][0] <= now:  # one tag lookup per cycle at the pipeline's end
+            _, ins, line, mask = pipe[0]
+            if self._lookup(ins, line, mask, now):
+                pipe.popleft()
+                progress = True
+            else:  # blocked until a fill or a free miss-queue slot (both wake the SM)
+                self.stalled = True
+                self.sm.note_stall("l1d_reservation_fail")
+                return progress
         if now < self.busy_until:
             return True
         if self.cur is None and self.requests:
@@ -194,6 +214,7 @@ class LdstUnit:
 
     def _decode(self, warp: Warp, si: StaticInstr, row: int, now: int, pos: int) -> _Instr | None:
         if row < 0:  # no lane executed the access (all guards false)
+            self._done_one(warp, now)
             return None
         rows = warp.mem_rows
         space = rows.space[row]
@@ -206,6 +227,7 @@ class LdstUnit:
             self.busy_until = self.smem_free = start + degree
             if dst:
                 self.sm.complete(warp, si, start + self.p.smem_latency + degree - 1, True, pos)
+            self._done_one(warp, now)
             return None
         lines: dict[int, int] = {}
         for s in rows.sectors_of(row):
@@ -223,6 +245,7 @@ class LdstUnit:
         if not accesses:
             if ins.dst:
                 self.sm.complete(warp, si, now + 1, True, pos)
+            self._done_one(warp, now)
             return None
         return ins
 
@@ -239,34 +262,59 @@ class LdstUnit:
         return len(self.missq) < self.missq_cap
 
     def _send_l1(self, kind: str, line: int, mask: int, token: Any, now: int) -> bool:
-        """A request from the L1 data cache: it leaves after the L1's latency pipeline,
-        through the miss queue (False when that is full)."""
+        """A request from the L1 data cache into its miss queue (False when that is full);
+        it leaves for the interconnect from the next cycle, when there is room."""
         if len(self.missq) >= self.missq_cap:
             return False
-        leave = now + self.p.l1_pipeline
-        req = MemRequest(kind, line, mask, self.sm_id, self.partition_of(line), token, leave * self._period)
-        self.missq.append((leave, req))
+        req = MemRequest(kind, line, mask, self.sm_id, self.partition_of(line), token, now * self._period)
+        self.missq.append((now + 1, req))
         return True
 
     def _drain_misses(self, now: int) -> bool:
-        """Move the miss queue's due requests into the interconnect while it has room."""
-        missq, out = self.missq, self.to_icnt
-        moved = False
-        while missq and missq[0][0] <= now and out.can_push():
-            _, req = missq.popleft()
-            out.push(req, now * self._period)
-            self.stats.mem_requests += 1
-            moved = True
-        return moved
+        """Move the miss queue's head into the interconnect if it has room (one a cycle,
+        as GPGPU-Sim's L1 cycle())."""
+        out = self.to_icnt
+        if not out.can_push():
+            return False
+        _, req = self.missq.popleft()
+        out.push(req, now * self._period)
+        self.stats.mem_requests += 1
+        return True
 
     def _access(self, ins: _Instr, line: int, mask: int, now: int) -> bool:
-        """Perform one line access; False when it must be retried (reservation fail)."""
+        """Perform (or start) one line access; False when it must be retried."""
         kind = ins.kind
+        if ins.cache is not None and ins.cache is self.l1d and kind != ATOMIC and self.p.l1_pipeline > 0:
+            # into the L1's latency pipeline; the lookup happens at its end (_lookup)
+            if len(self.l1pipe) >= self.p.l1_pipeline:
+                return False
+            self.l1pipe.append((now + self.p.l1_pipeline, ins, line, mask))
+            ins.outstanding += 1  # (a store's until it has left for the L2: its warp is not done before)
+            return True
+        return self._lookup(ins, line, mask, now)
+
+    def _lookup(self, ins: _Instr, line: int, mask: int, now: int) -> bool:
+        """The access at its cache (after the L1 pipeline for the L1D); False when it
+        must be retried (reservation fail or a full queue)."""
+        kind = ins.kind
+        piped = ins.cache is self.l1d and self.p.l1_pipeline > 0
         if kind == WRITE:
+            # a warp's store is acknowledged by the L2; a plug-in's is not tracked
+            ack = ("ack", ins.warp) if ins.warp is not None else None
             if ins.cache is not None:
+                if not self._missq_room():
+                    return False
                 ins.cache.write(line, mask, now)
-                return self._send_l1(WRITE, line, mask, None, now)
-            return self._send(WRITE, line, mask, None, now)
+                sent = self._send_l1(WRITE, line, mask, ack, now)
+            else:
+                sent = self._send(WRITE, line, mask, ack, now)
+            if sent:
+                if ack is not None:
+                    ins.warp.inflight += 1
+                if piped:
+                    ins.outstanding -= 1
+                    self._settle(ins, now)
+            return sent
         if kind == ATOMIC:
             if not self._send(ATOMIC, line, mask, ins, now):
                 return False
@@ -294,12 +342,19 @@ class LdstUnit:
         if outcome == "hit":
             if not const:
                 st.l1d_hits += 1
-            ins.ready = max(ins.ready, value)
+            if piped:  # the pipeline was the hit latency: the data is ready now
+                ins.outstanding -= 1
+                if now > ins.ready:
+                    ins.ready = now
+                self._settle(ins, now)
+            elif value > ins.ready:
+                ins.ready = value
             return True
         if outcome == "merged":
             if not const:
                 st.l1d_pending_hits += 1
-            ins.outstanding += 1
+            if not piped:  # (a piped access holds its count until the fill)
+                ins.outstanding += 1
             return True
         if outcome == "miss":
             if const:
@@ -309,7 +364,8 @@ class LdstUnit:
             ok = (self._send(READ, line, value, ("fill", cache, line), now) if const
                   else self._send_l1(READ, line, value, ("fill", cache, line), now))
             assert ok, "CachePort.read reports a miss only when the queue has room"
-            ins.outstanding += 1
+            if not piped:
+                ins.outstanding += 1
             return True
         return False  # "fail": set, MSHR, merge or queue full
 
@@ -322,12 +378,19 @@ class LdstUnit:
         elif isinstance(token, tuple) and token[0] == "ifill":  # an instruction line for the fetch stage
             cache = cast(CachePort, token[1])
             self.sm.fetch.arrived(cache.fill(token[2], req.sector_mask, now))
+        elif isinstance(token, tuple) and token[0] == "ack":  # a store's acknowledgment
+            self._done_one(token[1], now)
         elif token is not None:
             self._arrived(token, now)
 
     def _arrived(self, ins: _Instr, now: int) -> None:
         ins.outstanding -= 1
-        ins.ready = max(ins.ready, now + 1)
+        if now + 1 > ins.ready:
+            ins.ready = now + 1
+        self._settle(ins, now)
+
+    def _settle(self, ins: _Instr, now: int) -> None:
+        """Finish an instruction that has issued every access and has none outstanding."""
         if ins.outstanding == 0 and not ins.accesses and ins is not self.cur:
             self.inflight -= 1
             self._finish(ins, now)
@@ -335,8 +398,16 @@ class LdstUnit:
     def _finish(self, ins: _Instr, now: int) -> None:
         if ins.callback is not None:
             ins.callback(max(ins.ready, now + 1) if ins.kind != WRITE else now)
-        elif ins.dst:
+            return
+        if ins.dst:
             self.sm.complete(ins.warp, ins.si, max(ins.ready, now + 1), True, ins.pos)
+        self._done_one(ins.warp, now)
+
+    def _done_one(self, w: Any, now: int) -> None:
+        """One of warp `w`'s outstanding memory operations completed."""
+        w.inflight -= 1
+        if w.done and not w.inflight:
+            self.sm.slots.drained(w, now)
 
     # ------------------------------------------------------------ plug-in access to the port
 

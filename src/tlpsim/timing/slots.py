@@ -176,11 +176,20 @@ class Slots:
                 h(w.view, now)
         cta = w.cta
         cta.live -= 1
+        if w.inflight:  # its stores await acknowledgment: the CTA keeps its slots meanwhile
+            cta.draining += 1
         if cta.live == 0:
-            # a CTA's slots are freed once its last warp exits (outstanding stores need no reply)
-            self.retire(cta, now)
+            if not cta.draining:
+                self.retire(cta, now)
         else:
             self.barriers.check(cta, now)
+
+    def drained(self, w: Warp, now: int) -> None:
+        """A finished warp's last outstanding memory operation completed."""
+        cta = w.cta
+        cta.draining -= 1
+        if cta.live == 0 and not cta.draining:
+            self.retire(cta, now)
 
     def retire(self, cta: CTA, now: int) -> None:
         for w in cta.warps:

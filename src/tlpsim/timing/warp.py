@@ -41,7 +41,7 @@ class Warp:
     __slots__ = ("slot", "sched", "cta", "run", "gwarp", "pcs", "lanes", "mem", "pos", "n", "pending",
                  "pending_mem", "ibuf", "at_barrier", "done", "view", "mem_blocked", "in_fetch", "si",
                  "thread_total", "pc_hist", "instrs", "mem_rows", "holds", "masks", "vclass", "watch", "block",
-                 "code_addr")
+                 "code_addr", "inflight")
 
     def __init__(self, slot: int, sched: int, cta: CTA, run: Any, gwarp: int, age: int, sm_id: int = 0,
                  keep_masks: bool = False, keep_vclass: bool = False, watch: list[Any] | None = None) -> None:
@@ -85,12 +85,16 @@ class Warp:
         self.watch: list[Any] | None = watch
         self.block = ""         # blocking reason last reported to plug-ins ("" = not blocked)
         self.code_addr: int = run.static.code_addr  # where its kernel's instructions are (I-cache lines)
+        # memory instructions and store acknowledgments still outstanding: a warp that has
+        # issued its last instruction holds its CTA's slots until they are done (GPGPU-Sim's
+        # hardware_done: stores acknowledged, nothing in the pipeline)
+        self.inflight = 0
 
 
 class CTA:
     """A resident thread block: its warps and barrier bookkeeping."""
 
-    __slots__ = ("slot", "run", "index", "warps", "live", "arrived", "alloc", "view", "waiting")
+    __slots__ = ("slot", "run", "index", "warps", "live", "arrived", "alloc", "view", "waiting", "draining")
 
     def __init__(self, slot: int, run: Any, index: int, sm_id: int = 0, now: int = -1) -> None:
         self.slot = slot
@@ -105,6 +109,7 @@ class CTA:
         # warps (index within the CTA) not admitted yet: an allocator that admits
         # partial CTAs grants them later; they count as live for barriers
         self.waiting: list[int] = []
+        self.draining = 0       # warps that finished issuing but still have memory operations outstanding
 
     def issued(self) -> int:
         """Warp instructions the CTA's admitted warps have issued so far."""
