@@ -216,6 +216,8 @@ def _register_analyze() -> None:
     from tlpsim.cli_sweep import COMMANDS
 
     main.add_command(analyze_cmd)
+    from tlpsim.cli_experiment import experiment_group
+    main.add_command(experiment_group)
     for cmd in COMMANDS:  # report, sweep, results, plot
         main.add_command(cmd)
 

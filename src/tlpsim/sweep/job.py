@@ -38,15 +38,19 @@ class RunParams:
     overrides: dict[str, Any] = field(default_factory=dict)
     seed: int = 1
     mode: str = "timing"
+    code: str = ""   # the simulator's code fingerprint when runs are keyed by it (experiments); "" = not
 
     def to_dict(self) -> dict:
-        return {"workload": self.workload, "size": self.size, "preset": self.preset,
-                "overrides": dict(sorted(self.overrides.items())), "seed": self.seed, "mode": self.mode}
+        d = {"workload": self.workload, "size": self.size, "preset": self.preset,
+             "overrides": dict(sorted(self.overrides.items())), "seed": self.seed, "mode": self.mode}
+        if self.code:
+            d["code"] = self.code
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> RunParams:
         return cls(d["workload"], d.get("size", "small"), d.get("preset", "gtx480"), dict(d.get("overrides") or {}),
-                   int(d.get("seed", 1)), d.get("mode", "timing"))
+                   int(d.get("seed", 1)), d.get("mode", "timing"), d.get("code", ""))
 
     def key(self) -> str:
         """Identity of the run in a results DB and in run-directory names."""

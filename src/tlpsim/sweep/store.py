@@ -141,6 +141,15 @@ class ResultsDB:
             out.append(d)
         return out
 
+    def records(self, keys: list[str]):
+        """(key, status, error, record or None) of the stored runs among `keys`, one
+        at a time (records are parsed lazily: a large DB is never loaded whole)."""
+        for k in range(0, len(keys), 500):
+            chunk = keys[k:k + 500]
+            q = f"SELECT key, status, error, stats FROM runs WHERE key IN ({','.join('?' * len(chunk))})"
+            for key, status, error, stats in self.conn.execute(q, chunk).fetchall():
+                yield key, status, error, (json.loads(stats) if stats else None)
+
     def count(self, status: str | None = None) -> int:
         if status is None:
             return self.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]

@@ -66,8 +66,9 @@ class LazyThrottle:
         self.rounding = rounding
         self.scope = scope
         self.monitor_sm = monitor_sm
-        self.t_new: dict[tuple[int, int], int] = {}   # (sm, kid) -> T_new decided
+        self.t_new: dict[tuple[int, int], int] = {}   # (sm, kid) -> T_new decided (while the launch runs)
         self.decided_kernels: set[int] = set()        # one_sm: kernels decided for every SM
+        self.history: list[tuple[int, int, int, int]] = []  # every decision: (kid, sm, CTAs resident, T_new)
 
     def decided(self, sm: int, kid: int) -> bool:
         return kid in self.decided_kernels if self.scope == "one_sm" else (sm, kid) in self.t_new
@@ -89,6 +90,7 @@ class LazyThrottle:
         c.t_max_sum += len(insts)
         if t_new < len(insts):
             c.throttled += 1
+        self.history.append((kid, sm, len(insts), t_new))
         if self.scope == "one_sm":
             self.decided_kernels.add(kid)
             for k in range(self.port.n_sms):
