@@ -235,7 +235,10 @@ def _register_analyze() -> None:
     from tlpsim.cli_sweep import COMMANDS
 
     main.add_command(analyze_cmd)
+    from tlpsim.cli_experiment import experiment_group
     from tlpsim.cli_validate import validate_cmd
+
+    main.add_command(experiment_group)
     main.add_command(validate_cmd)
     for cmd in COMMANDS + PLUGIN_COMMANDS:  # report, sweep, results, plot; plugins
         main.add_command(cmd)

@@ -20,5 +20,8 @@ class MonitorConfig(Section):
                                                 "for the timeline", unit="core cycles", ge=1)
     watchdog_cycles: int = field(100_000, "report a deadlock (with a state dump) when no SM issues or retires "
                                           "anything for this many cycles; 0 disables", unit="core cycles", ge=0)
+    window_cycles: int = field(1000, "sampling window of the `window` event (monitor plug-ins, DYNCTA-style CTA "
+                                     "schedulers) when the subscribing plug-in declares no `window_cycles` "
+                                     "parameter of its own", unit="core cycles", ge=1)
     policy: PolicyChoice = field("none", "monitor plug-in observing counters over time (extension point "
                                          "'monitor'); 'none' = statistics and timeline only")

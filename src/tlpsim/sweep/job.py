@@ -42,6 +42,7 @@ class RunParams:
     mode: str = "timing"
     plugins: tuple[str, ...] = ()   # plug-in files (absolute paths) and modules, loaded before the config resolves
     code: dict[str, Any] | None = None  # tlpsim.policies.external.fingerprint of the run's plug-in code
+    simulator: str = ""  # the simulator's source fingerprint when runs are keyed by it (experiments); "" = not
 
     def _params(self) -> dict:
         return {"workload": self.workload, "size": self.size, "preset": self.preset,
@@ -52,12 +53,15 @@ class RunParams:
         if self.plugins:
             d["plugins"] = list(self.plugins)
         d["code"] = self.fingerprint()
+        if self.simulator:
+            d["simulator"] = self.simulator
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> RunParams:
         return cls(d["workload"], d.get("size", "small"), d.get("preset", "gtx480"), dict(d.get("overrides") or {}),
-                   int(d.get("seed", 1)), d.get("mode", "timing"), tuple(d.get("plugins") or ()), d.get("code"))
+                   int(d.get("seed", 1)), d.get("mode", "timing"), tuple(d.get("plugins") or ()), d.get("code"),
+                   d.get("simulator", ""))
 
     def fingerprint(self) -> dict[str, Any]:
         """The hashes of the plug-in code the run depends on: the class each extension
@@ -74,8 +78,10 @@ class RunParams:
     def key(self) -> str:
         """Identity of the run in a results DB and in run-directory names: the
         parameters and the fingerprint of the plug-in code, so a run simulated with
-        other plug-in code is never reused."""
-        return _hash({**self._params(), "code": self.fingerprint()})
+        other plug-in code is never reused (nor, when `simulator` is set, a run
+        simulated by other simulator code)."""
+        simulator = {"simulator": self.simulator} if self.simulator else {}
+        return _hash({**self._params(), "code": self.fingerprint(), **simulator})
 
     def label(self) -> str:
         parts = [self.workload, self.size, self.preset] + [f"{k}={_short(v)}" for k, v in sorted(self.overrides.items())]

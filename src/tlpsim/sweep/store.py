@@ -175,6 +175,15 @@ class ResultsDB:
         """Runs superseded by a later sweep of their parameters with other plug-in code."""
         return sum(1 for r in self.rows(include_stale=True) if r.get("stale"))
 
+    def records(self, keys: list[str]):
+        """(key, status, error, record or None) of the stored runs among `keys`, one
+        at a time (records are parsed lazily: a large DB is never loaded whole)."""
+        for k in range(0, len(keys), 500):
+            chunk = keys[k:k + 500]
+            q = f"SELECT key, status, error, stats FROM runs WHERE key IN ({','.join('?' * len(chunk))})"
+            for key, status, error, stats in self.conn.execute(q, chunk).fetchall():
+                yield key, status, error, (json.loads(stats) if stats else None)
+
     def count(self, status: str | None = None) -> int:
         if status is None:
             return self.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]

@@ -184,7 +184,7 @@ class GPU:
         self.clock = self.engine.add(PluginClock(self.core), active=False)
         self.window: WindowMonitor | None = None
         if window_handlers:
-            own = self.monitor.window_cycles if self.monitor is not None else None
+            own = _declared_window(self.gpu_plugins)
             self.window = self.engine.add(WindowMonitor(self.core, self, own or mon.window_cycles,
                                                         window_handlers), active=False)
 
@@ -355,3 +355,18 @@ class GPU:
         left = ", ".join(f"{r.name}: {r.n_ctas - r.next_cta} of {r.n_ctas}" for r in runs if r.next_cta < r.n_ctas)
         return (f"CTAs never dispatched ({left}); the CTA scheduler '{self.cta_policy.plugin_name}' assigned none"
                 + (" (" + "; ".join(why[:6]) + ")" if why else ""))
+
+
+def _declared_window(plugins: list[tuple[str, Any]]) -> int | None:
+    """The sampling window a GPU-level plug-in (monitor or CTA scheduler, e.g. DYNCTA)
+    declares through a `window_cycles` parameter; None when none does. Two plug-ins
+    declaring different windows is a configuration error (there is one window)."""
+    found: dict[str, int] = {}
+    for key, p in plugins:
+        w = getattr(getattr(p, "params", None), "window_cycles", None)
+        if w is not None and "window" in getattr(p, "events", ()):
+            found[key] = int(w)
+    if len(set(found.values())) > 1:
+        raise ConfigError("GPU-level plug-ins declare different sampling windows ("
+                          + ", ".join(f"{k}: {w} cycles" for k, w in found.items()) + "); there is one window")
+    return next(iter(found.values()), None)

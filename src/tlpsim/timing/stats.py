@@ -168,6 +168,10 @@ class LaunchStats:
     energy: EnergyStats | None = None               # activity-based energy (power.enabled)
     plugins: dict = field(default_factory=dict)     # plug-in counters: {"point.name": {counter: value}}
     plugin_units: dict = field(default_factory=dict)  # {"point.name": {counter: unit}}
+    # core cycles (of the session's clock) of the launch's first CTA dispatch and last
+    # CTA retirement: concurrent launches overlap, so their makespan is max(last) - min(first) + 1
+    first_cycle: int = -1
+    last_cycle: int = -1
 
     def to_dict(self) -> dict:
         d = asdict(self)

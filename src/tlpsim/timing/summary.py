@@ -92,4 +92,5 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchS
         ctas_per_sm_limit=occ.ctas, limited_by=occ.limiter, components=mem, wall_seconds=wall, energy=energy,
         plugins=plugins, plugin_units=gpu.plugin_units(),
         timeline=gpu.timeline.series(max(run.t_start, start_cycle), run.t_end if run.t_end >= 0 else now),
+        first_cycle=max(run.t_start, start_cycle), last_cycle=run.t_end,
     )

@@ -95,7 +95,12 @@ def load_workloads() -> dict[str, Workload]:
 
 
 def get_workload(name: str) -> Workload:
+    """A registered workload, or a concurrent mix "a+b" of registered ones (`workloads.mix`)."""
     table = load_workloads()
+    if name not in table and "+" in name:
+        from tlpsim.workloads.mix import mix_workload
+
+        return mix_workload(name, table)
     if name not in table:
         raise TlpsimError(f"unknown workload {name!r}; available: {', '.join(sorted(table))}")
     return table[name]

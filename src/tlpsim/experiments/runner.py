@@ -1,0 +1,225 @@
+"""Running an experiment: plan its runs, simulate the ones the results database
+does not hold (through the sweep store and backends: each finished run is
+committed at once, so an interrupted experiment — Ctrl-C or kill -9 — resumes
+where it stopped), re-plan while later runs depend on earlier results, then analyse
+and write the outputs. `check_experiment` does the analysis from the database
+alone."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from tlpsim.experiments import get_experiment
+from tlpsim.experiments.base import ExpRun, Experiment, Outcome, Results, RunFailure, merge_runs
+from tlpsim.sweep.fingerprint import simulator_fingerprint
+from tlpsim.sweep.store import ResultsDB
+
+__all__ = ["DEFAULT_DB", "check_experiment", "default_out", "make", "run_experiment"]
+
+DEFAULT_DB = "runs/results.sqlite"
+MAX_STAGES = 8  # plans depend on earlier results at most this deep
+
+
+def default_out(name: str, size: str) -> Path:
+    return Path("runs") / f"{name}-{size}"
+
+
+def make(name: str, size: str) -> Experiment:
+    from tlpsim.workloads.registry import SIZES
+    from tlpsim.errors import TlpsimError
+
+    if size not in SIZES:
+        raise TlpsimError(f"unknown size {size!r}; choose one of {', '.join(SIZES)}")
+    return get_experiment(name)(size, simulator_fingerprint())
+
+
+class _Store:
+    """The digests of the experiment's runs, read from the database once each."""
+
+    def __init__(self, db: ResultsDB, exp: Experiment) -> None:
+        self.db = db
+        self.exp = exp
+        self.digests: dict[str, Any] = {}
+        self.errors: dict[str, str] = {}   # key -> error of a failed run
+        self.seen: set[str] = set()
+        self.labels: dict[str, str] = {}
+
+    def load(self, runs: Iterable[ExpRun]) -> None:
+        new = []
+        for r in runs:
+            self.labels.setdefault(r.key, r.label)
+            if r.key not in self.seen:
+                new.append(r.key)
+        self.seen.update(new)
+        for key, status, error, record in self.db.records(new):
+            self.add(key, status, error, record)
+
+    def add(self, key: str, status: str, error: str | None, record: dict | None) -> None:
+        if status == "done" and record is not None:
+            self.digests[key] = self.exp.digest(record)
+            self.errors.pop(key, None)
+        else:
+            self.errors[key] = error or status
+
+    def results(self, planned: set[str]) -> Results:
+        errs = {f"{self.labels.get(k, k)} [{k}]": e for k, e in self.errors.items() if k in planned}
+        return Results(self.digests, errs, planned)
+
+
+def _plan(exp: Experiment, store: _Store, only: Iterable[str] | None) -> list[ExpRun]:
+    runs = merge_runs(exp.plan(store.results(set()), only))
+    store.load(runs)
+    return runs
+
+
+def _remember(db: ResultsDB, exp: Experiment, runs: list[ExpRun]) -> None:
+    """Label the runs with the paper's configuration names in the DB's meta table."""
+    key = f"experiment:{exp.name}:{exp.size}"
+    have = db.get_meta(key, {})
+    labels = have.get("runs", {})
+    for r in runs:
+        labels[r.key] = {"label": r.label, "workload": r.params.workload, "uses": list(r.uses)}
+    db.set_meta(key, {"code": exp.code, "runs": labels})
+
+
+def _progress(total: int, enabled: bool):
+    if not enabled:
+        return None
+    from rich.console import Console
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        return None
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=True)
+
+
+def run_experiment(name: str, size: str = "small", *, only: Iterable[str] | None = None, workers: int | None = None,
+                   dask: str | None = None, db_path: str | Path = DEFAULT_DB, out: str | Path | None = None,
+                   retry_failed: bool = False, echo: Callable[[str], None] = print, progress: bool = True,
+                   command: str = "") -> Outcome:
+    """Simulate what `name` needs at `size` and write its outputs to `out`."""
+    from tlpsim.sweep.backends import make_backend
+
+    exp = make(name, size)
+    only = _check_only(exp, only)
+    t0 = time.perf_counter()
+    backend = make_backend(workers, dask)
+    outcome = Outcome([])
+    attempted: set[str] = set()
+    with ResultsDB(db_path) as db:
+        store = _Store(db, exp)
+        for stage in range(1, MAX_STAGES + 1):
+            runs = _plan(exp, store, only)
+            _remember(db, exp, runs)
+            todo = [r for r in runs if r.key not in attempted and r.key not in store.digests
+                    and (retry_failed or r.key not in store.errors)]
+            if not todo:
+                break
+            echo(f"{exp.name} ({size}), stage {stage}: {len(runs)} runs planned, {len(todo)} to simulate on "
+                 f"{backend.describe()}; results in {db_path}")
+            attempted.update(r.key for r in todo)
+            _simulate(exp, db, store, backend, todo, outcome, echo, progress)
+        planned = {r.key for r in runs}
+        outcome.reused = len((planned & set(store.digests)) - attempted)
+        results = store.results(planned)
+        exp.extra_runs(results, db, echo)
+        outcome.missing = sorted(store.labels[k] for k in planned if k not in store.digests)
+        _finish(exp, results, outcome, out or default_out(name, size),
+                {"command": command or _command(), "wall_seconds": round(time.perf_counter() - t0, 1),
+                 "workers": backend.describe(), "db": str(db_path)})
+    outcome.wall_seconds = time.perf_counter() - t0
+    return outcome
+
+
+def _simulate(exp: Experiment, db: ResultsDB, store: _Store, backend: Any, todo: list[ExpRun], outcome: Outcome,
+              echo: Callable[[str], None], progress: bool) -> None:
+    by_key = {r.key: r for r in todo}
+    bar = _progress(len(todo), progress)
+    task = bar.add_task("simulating", total=len(todo)) if bar is not None else None
+    if bar is not None:
+        bar.start()
+    try:
+        for k, res in enumerate(backend.run([r.params.to_dict() for r in todo], None), 1):
+            db.put(exp.name, res)
+            store.add(res["key"], res["status"], res.get("error"), res.get("record"))
+            run = by_key.get(res["key"])
+            label = f"{run.params.workload}: {run.label}" if run else res["key"]
+            if res["status"] == "done":
+                outcome.ran += 1
+                line = f"[{k}/{len(todo)}] {label} ({res['finished'] - res['started']:.1f} s)"
+            else:
+                first = (res.get("error") or "").splitlines()[0] if res.get("error") else ""
+                outcome.failed.append(RunFailure(label, first))
+                line = f"[{k}/{len(todo)}] FAILED {label}: {first}"
+            if bar is not None:
+                bar.update(task, advance=1, description=label[:48])
+                if res["status"] != "done":
+                    bar.console.print(line)
+            else:
+                echo(line)
+    finally:
+        if bar is not None:
+            bar.stop()
+
+
+def _finish(exp: Experiment, results: Results, outcome: Outcome, out: str | Path, meta: dict) -> None:
+    from tlpsim.experiments.outputs import write_outputs
+
+    data = exp.analyse(results)
+    outcome.claims = exp.claims(data)
+    if out is not None:
+        outcome.files = write_outputs(exp, data, outcome, Path(out), meta)
+
+
+def check_experiment(name: str, size: str = "small", *, db_path: str | Path = DEFAULT_DB,
+                     only: Iterable[str] | None = None, out: str | Path | None = None) -> Outcome:
+    """The claims of `name` from the runs the database holds (nothing is simulated)."""
+    from tlpsim.errors import TlpsimError
+
+    exp = make(name, size)
+    only = _check_only(exp, only)
+    if not Path(db_path).is_file():
+        raise TlpsimError(f"no results database at {db_path}: run `tlpsim experiment run {name}` first "
+                          f"(or give --db)")
+    outcome = Outcome([])
+    with ResultsDB(db_path, create=False) as db:
+        store = _Store(db, exp)
+        runs: list[ExpRun] = []
+        for _ in range(MAX_STAGES):
+            before = {r.key for r in runs}
+            runs = _plan(exp, store, only)
+            if {r.key for r in runs} == before:
+                break
+        planned = {r.key for r in runs}
+        results = store.results(planned)
+        exp.extra_runs(results, db, lambda s: None, simulate=False)
+        outcome.reused = len(planned & set(store.digests))
+        outcome.missing = sorted(store.labels[k] for k in planned if k not in store.digests)
+        outcome.failed = [RunFailure(store.labels.get(k, k), e) for k, e in store.errors.items() if k in planned]
+        _finish(exp, results, outcome, out, {"command": _command(), "db": str(db_path)})
+    return outcome
+
+
+def _check_only(exp: Experiment, only: Iterable[str] | None) -> list[str] | None:
+    from tlpsim.errors import TlpsimError
+
+    if not only:
+        return None
+    names = [a.name for a in exp.artefacts]
+    bad = [o for o in only if o not in names]
+    if bad:
+        raise TlpsimError(f"--only {bad[0]!r}: {exp.name} has no figure or table of that name "
+                          f"(it has: {', '.join(names)})")
+    return list(only)
+
+
+def _command() -> str:
+    return " ".join(shlex.quote(a) for a in ["tlpsim"] + sys.argv[1:]) if sys.argv else ""
