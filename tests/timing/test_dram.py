@@ -285,6 +285,24 @@ def test_gtx480_mapping_six_channels_uses_modulo():
     assert d == (4, 0b0101, 0x123, 0x2C7, 0x07, 4)
 
 
+def test_partition_address_drops_channel_and_sub_partition_bits():
+    """GPGPU-Sim's partition_address: the chip digit (modulo 6 at bit 8) and the
+    sub-partition bit (the lowest bank bit, local bit 8) are removed, so an L2 slice
+    indexes its 64 sets with bits that vary inside the slice."""
+    m = AddressMap.from_gpgpusim(GTX480_MAP, 6, n_sub_partitions=2)
+    a = 63 * 256 + 17                    # addr >> 8 = 63: chip 3, local (10 << 8) | 17, bank bit 0 = 0
+    assert m.partition_of(a) == 6 and m.partition_address(a) == (5 << 8) | 17
+    lines: dict[int, list[int]] = {}
+    for line in range(0, 768 * 1024, 128):   # the L2's capacity: every set of every slice once per way
+        lines.setdefault(m.partition_of(line), []).append((m.partition_address(line) >> 7) & 63)
+    assert sorted(lines) == list(range(12))
+    assert all(sorted(sets) == sorted(list(range(64)) * 8) for sets in lines.values())
+    p2 = AddressMap.from_gpgpusim(GTX480_MAP, 8, n_sub_partitions=2)   # power of two: chip bits 8-10
+    b = (0x5A << 11) | (5 << 8) | 0x33
+    assert p2.partition_of(b) == 5 * 2 + (0x5A & 1)
+    assert p2.partition_address(b) == (0x5A >> 1) << 8 | 0x33
+
+
 def test_power_of_two_channels_insert_chip_bits():
     m = AddressMap.from_gpgpusim(GTX480_MAP, 8, n_sub_partitions=2)
     a = (5 << 8) | (1 << 11) | (3 << 16) | (0xA << 12) | 0x40 | (1 << 19)

@@ -85,6 +85,14 @@ class AddressMap:
         self._col = _runs(masks.get("C", 0) | masks.get("S", 0))
         self._burst = _runs(masks.get("S", 0))
         self._low = (1 << max(chip_start, 0)) - 1
+        # the lowest log2(n_sub) bank bits select the sub-partition (GPGPU-Sim's sub_partition_id_mask)
+        sub_mask = 0
+        bank_mask = masks.get("B", 0)
+        for _ in range(n_sub_partitions.bit_length() - 1):
+            low_bit = bank_mask & -bank_mask
+            sub_mask |= low_bit
+            bank_mask &= ~low_bit
+        self._in_partition = _runs(((1 << 64) - 1) & ~(masks.get("D", 0) | sub_mask))
 
     @classmethod
     def from_gpgpusim(cls, spec: str, n_channels: int, n_sub_partitions: int = 1) -> AddressMap:
@@ -143,6 +151,14 @@ class AddressMap:
         bank = _pack(self._bank, rest)
         sub = chip * self.n_sub_partitions + (bank & (self.n_sub_partitions - 1))
         return DramAddr(chip, bank, _pack(self._row, rest), _pack(self._col, rest), _pack(self._burst, rest), sub)
+
+    def partition_address(self, addr: int) -> int:
+        """addr without its channel and sub-partition bits: the address an L2 slice
+        indexes its sets by (GPGPU-Sim's partition_address), so the bits that chose
+        the slice do not leave some of its sets unused."""
+        if self._gap:
+            addr = self._chip_and_rest(addr)[1]
+        return _pack(self._in_partition, addr)
 
     def partition_of(self, addr: int) -> int:
         """The memory sub-partition (L2 slice) serving addr: `decode(addr).sub_partition`

@@ -15,7 +15,7 @@ from tlpsim.timing.dram import AddressMap, DramChannel
 from tlpsim.timing.engine import ClockDomain, Engine
 from tlpsim.timing.events import SMEvents
 from tlpsim.timing.icnt import Crossbar, FlitQueue, route_to_slice, route_to_sm
-from tlpsim.timing.l2 import L2Slice, strip_interleave
+from tlpsim.timing.l2 import L2Slice
 from tlpsim.timing.ldst import LdstParams, LdstUnit
 from tlpsim.timing.occupancy import SMLimits
 from tlpsim.timing.partition import SliceMux, SliceOf
@@ -93,10 +93,7 @@ class MemorySystem:
         size_per_slice = c2.size_kb * 1024 // n_slices
         policy = _gpgpusim_policy_letters(c2)
         dram_delay = max(1, round(d.latency * cfg.gpu.dram_clock_mhz / cfg.gpu.core_clock_mhz))
-        # set index from the partition-local address (GPGPU-Sim's partition_address), so
-        # the partition-select bits do not leave most sets of a slice unused
-        chip_start = getattr(self.amap, "chip_start", -1)
-        local = strip_interleave(self.n_parts, 1 << chip_start) if chip_start and chip_start > 0 else None
+        local = self.amap.partition_address  # set index without the slice-select bits
         for p in range(self.n_parts):
             # GPGPU-Sim's dram_latency: a fixed delay (core cycles) on every request from
             # the L2 to DRAM, modelled as the queue's delay in DRAM cycles; the queue holds

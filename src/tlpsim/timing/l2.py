@@ -86,15 +86,6 @@ class L2Stats:
         return d
 
 
-def strip_interleave(n_slices: int, interleave_bytes: int) -> Callable[[int], int]:
-    """Slice-local address for set indexing when lines are interleaved over
-    `n_slices` slices in `interleave_bytes` chunks: removes the slice-select digits,
-    as GPGPU-Sim's l2_cache_config::set_index does (partition_address) to avoid
-    set camping. Pass the result as `set_index_addr`."""
-    span = n_slices * interleave_bytes
-    return lambda a: (a // span) * interleave_bytes + a % interleave_bytes
-
-
 class L2Slice(Component):
     """A memory sub-partition: ROP delay + sectored L2 cache slice in front of one
     DRAM channel (see the module docstring for the per-cycle pipeline).
