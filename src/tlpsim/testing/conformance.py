@@ -189,7 +189,7 @@ def check_targets(targets: Sequence[Target], *, workloads: Sequence[str] = WORKL
             for check, dense in (("dense", True), ("deterministic", False)):
                 if check in checks:
                     other = run_workload(t.preset, t.overrides, w, size, dense=dense)
-                    msg = _differ(run, other, "dense" if dense else "second run")
+                    msg = _differ(run, other, "dense" if dense else "second")
                     if msg:
                         rep.failures.append((w, check, msg))
     if "pure_python" in checks:
@@ -213,11 +213,25 @@ def _differ(a: dict, b: dict, what: str) -> str:
         return f"{what}: {b['error']}"
     for k, (x, y) in enumerate(zip(a["launches"], b["launches"])):
         if x["stats"] != y["stats"]:
+            where = _first_difference(json.loads(x["stats"]), json.loads(y["stats"]))
             return (f"launch {k} ({x['kernel']}): statistics differ from the {what} run "
-                    f"(cycles {x['cycles']} vs {y['cycles']})")
+                    f"(cycles {x['cycles']} vs {y['cycles']}; first difference: {where})")
     if len(a["launches"]) != len(b["launches"]):
         return f"{len(a['launches'])} launches vs {len(b['launches'])} in the {what} run"
     return ""
+
+
+def _first_difference(a: Any, b: Any, path: str = "stats") -> str:
+    """The path and the two values of the first place `a` and `b` differ."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if a.get(k) != b.get(k):
+                return _first_difference(a.get(k), b.get(k), f"{path}.{k}")
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                return _first_difference(x, y, f"{path}[{i}]")
+    return f"{path} = {str(a)[:80]} vs {str(b)[:80]}"
 
 
 def check_plugin(point: str, name: str, params: Mapping[str, Any] | None = None, **kwargs: Any) -> Report:

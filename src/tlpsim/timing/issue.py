@@ -211,7 +211,7 @@ class IssueStage:
             start = (banks.try_read(w.slot, w.sched, si.unit, si.src_regs, now) if banks is not None
                      else self.operands.try_read(w.view, si, now))
             if start is None:
-                if not quiet:
+                if not quiet and not w.holds:  # a storage that held the warp while refusing: a hold, not a stall
                     self.sm.note_stall("collector_full")
                 return False
             # a result bus at its writeback cycle (GPGPU-Sim reserves one when the
@@ -232,7 +232,7 @@ class IssueStage:
             start = (banks.try_read(w.slot, w.sched, LDST, si.src_regs, now) if banks is not None
                      else self.operands.try_read(w.view, si, now))
             if start is None:
-                if not quiet:
+                if not quiet and not w.holds:  # a storage that held the warp while refusing: a hold, not a stall
                     self.sm.note_stall("collector_full")
                 return False
             dst = si.dst_mask

@@ -179,7 +179,7 @@ class SM(Component):
         if w.ibuf == 0:
             return "instruction fetch"
         if w.slot in self.issue.ready[w.sched]:
-            return "the warp scheduler (ready, not chosen)"
+            return "issue (ready; not chosen by the warp scheduler, or refused by the operand storage or a busy unit)"
         si = w.instrs[w.pcs[w.pos]]
         if w.pending & (si.src_mask | si.dst_mask):
             return "memory" if w.pending_mem else "scoreboard"

@@ -1,0 +1,65 @@
+"""The conformance harness catches what it promises to: a plug-in whose choices
+change from run to run, one that never lets a warp go, and it names them."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from tlpsim.policies.checker.base import ExecutionChecker
+from tlpsim.policies.registry import register, unregister
+from tlpsim.policies.warp.gto import GreedyThenOldest
+from tlpsim.testing import ConformanceError, check_plugin
+
+
+class Coin(GreedyThenOldest):
+    """Picks a ready warp at random, unseeded: not deterministic."""
+
+    def choose(self, ready, now):
+        return random.choice(list(ready))
+
+
+class Jail(ExecutionChecker):
+    """Holds every warp forever."""
+
+    events = frozenset({"warp_started"})
+
+    def on_warp_started(self, warp, now):
+        self.port.hold_warp(warp.slot)
+
+
+@pytest.fixture
+def registered():
+    register("warp_scheduler", "harness_coin")(Coin)
+    register("execution_checker", "harness_jail")(Jail)
+    yield
+    unregister("warp_scheduler", "harness_coin")
+    unregister("execution_checker", "harness_jail")
+
+
+def test_a_random_scheduler_fails_determinism_and_dense(registered):
+    random.seed()
+    rep = check_plugin("warp_scheduler", "harness_coin", workloads=["reduction"],
+                       checks=["verify", "dense", "deterministic"])
+    failed = {c for _, c, _ in rep.failures}
+    assert failed <= {"dense", "deterministic"} and "deterministic" in failed
+    with pytest.raises(ConformanceError, match="(?s)harness_coin.*statistics differ"):
+        rep.raise_for_failures()
+
+
+def test_a_plugin_that_never_releases_a_warp_fails_termination_naming_the_hold(registered):
+    rep = check_plugin("execution_checker", "harness_jail", workloads=["vecadd"],
+                       overrides={"monitor.watchdog_cycles": 1000}, checks=["terminates"])
+    (workload, check, message), = rep.failures
+    assert (workload, check) == ("vecadd", "terminates")
+    assert "hold by the execution_checker plug-in" in message and "warp 0" in message
+
+
+def test_unknown_checks_and_points_are_errors():
+    from tlpsim.errors import TlpsimError
+
+    with pytest.raises(TlpsimError, match="unknown check"):
+        check_plugin("warp_scheduler", "gto", checks=["speed"])
+    with pytest.raises(TlpsimError, match="unknown extension point"):
+        check_plugin("warp_sched", "gto")
