@@ -7,6 +7,8 @@ import sys
 
 import click
 
+from tlpsim.cli_plugins import plugin_option
+
 from tlpsim.cli_errors import friendly as _friendly
 from tlpsim.report.console import table
 
@@ -46,16 +48,19 @@ def _only(value: str | None) -> list[str] | None:
 @click.option("--out", default=None, type=click.Path(file_okay=False),
               help="Output folder for figures, tables, summary.json and index.html (default: runs/NAME-SIZE).")
 @click.option("--retry-failed", is_flag=True, help="Simulate again the runs recorded as failed.")
+@plugin_option
 @_friendly
 def run_cmd(name: str, size: str, only: str | None, workers: int | None, dask_address: str | None,
-            db_path: str | None, out: str | None, retry_failed: bool) -> None:
+            db_path: str | None, out: str | None, retry_failed: bool, plugins: tuple[str, ...] = ()) -> None:
     """Simulate what experiment NAME needs (runs already in the database are reused)
     and write its figures, tables and claim table."""
     from tlpsim.experiments.runner import DEFAULT_DB, default_out, run_experiment
+    from tlpsim.policies.external import activate
 
+    specs = [lp.spec for lp in activate(plugins)]
     res = run_experiment(name, size, only=_only(only), workers=workers, dask=dask_address,
                          db_path=db_path or DEFAULT_DB, out=out or default_out(name, size),
-                         retry_failed=retry_failed, echo=click.echo)
+                         retry_failed=retry_failed, echo=click.echo, plugins=specs)
     _print_claims(res.claims)
     click.echo(f"{res.ran} runs simulated, {res.reused} reused, {len(res.failed)} failed; "
                f"{res.wall_seconds:.0f} s; outputs in {out or default_out(name, size)}")

@@ -106,3 +106,13 @@ def test_tiny_experiment_resumes_after_kill_and_writes_every_output(tmp_path):
     as_json = json.loads(cli("experiment", "check", "lcs_bcs", "--size", "tiny", "--db", db.name, "--json",
                              cwd=tmp_path).stdout)
     assert [c["verdict"] for c in as_json["claims"]] == [c["verdict"] for c in summary["claims"]]
+
+
+def test_plugin_option_reaches_every_run_of_an_experiment(tmp_path):
+    plug = Path(__file__).resolve().parents[2] / "examples" / "plugins" / "youngest_first.py"
+    proc = cli("experiment", "run", "lcs_bcs", "--size", "tiny", "--only", "fig8", "--workers", "1",
+               "--db", str(tmp_path / "r.db"), "--out", str(tmp_path / "out"), "--plugin", str(plug), cwd=tmp_path)
+    assert "runs simulated" in proc.stdout
+    with sqlite3.connect(tmp_path / "r.db") as c:
+        params = [json.loads(s)["params"] for (s,) in c.execute("SELECT stats FROM runs")]
+    assert params and all(p["plugins"] == [str(plug)] for p in params)

@@ -149,9 +149,10 @@ class Experiment:
     paper = ""        # citation
     seed_file = ""    # the paper's text under shared/seeds (for reference)
 
-    def __init__(self, size: str = "small", code: str = "") -> None:
+    def __init__(self, size: str = "small", code: str = "", plugins: tuple[str, ...] = ()) -> None:
         self.size = size
         self.code = code
+        self.plugins = tuple(plugins)   # --plugin specs every run loads (a user's plug-in in a figure)
 
     # the parts a concrete experiment defines ----------------------------------
 
@@ -187,7 +188,7 @@ class Experiment:
 
     def params(self, workload: str, overrides: dict | None = None, preset: str = "") -> RunParams:
         return RunParams(workload, self.size, preset or self.preset, dict(overrides or {}), 1, "timing",
-                         simulator=self.code)
+                         self.plugins, simulator=self.code)
 
     preset = "gtx480"
 

@@ -29,13 +29,13 @@ def default_out(name: str, size: str) -> Path:
     return Path("runs") / f"{name}-{size}"
 
 
-def make(name: str, size: str) -> Experiment:
+def make(name: str, size: str, plugins: tuple[str, ...] = ()) -> Experiment:
     from tlpsim.workloads.registry import SIZES
     from tlpsim.errors import TlpsimError
 
     if size not in SIZES:
         raise TlpsimError(f"unknown size {size!r}; choose one of {', '.join(SIZES)}")
-    return get_experiment(name)(size, simulator_fingerprint())
+    return get_experiment(name)(size, simulator_fingerprint(), plugins)
 
 
 class _Store:
@@ -104,11 +104,12 @@ def _progress(total: int, enabled: bool):
 def run_experiment(name: str, size: str = "small", *, only: Iterable[str] | None = None, workers: int | None = None,
                    dask: str | None = None, db_path: str | Path = DEFAULT_DB, out: str | Path | None = None,
                    retry_failed: bool = False, echo: Callable[[str], None] = print, progress: bool = True,
-                   command: str = "") -> Outcome:
-    """Simulate what `name` needs at `size` and write its outputs to `out`."""
+                   command: str = "", plugins: Iterable[str] = ()) -> Outcome:
+    """Simulate what `name` needs at `size` and write its outputs to `out`; `plugins`
+    (`--plugin` specs, already loaded) are loaded by every run."""
     from tlpsim.sweep.backends import make_backend
 
-    exp = make(name, size)
+    exp = make(name, size, tuple(plugins))
     only = _check_only(exp, only)
     t0 = time.perf_counter()
     backend = make_backend(workers, dask)
