@@ -69,3 +69,15 @@ def test_streams_run_concurrently_in_timing_mode(binaries, tmp_path):
     assert rows[4]["sim_start_ns"] == pytest.approx(batch_end, abs=1e-3)  # waited for stream 3's event
     total = float(re.search(r"all streams ([\d.]+) ms", r.stdout).group(1))
     assert total == pytest.approx(rows[4]["sim_end_ns"] / 1e6, abs=1e-4)
+
+
+def test_exec_loads_an_out_of_tree_plugin_in_the_program(binaries, tmp_path):
+    from pathlib import Path
+
+    plug = Path(__file__).resolve().parents[2] / "examples" / "plugins" / "youngest_first.py"
+    out = tmp_path / "run"
+    r = run_exec("--mode", "timing", "--run-dir", out, "--plugin", str(plug),
+                 "--set", "sm.warp_scheduler=youngest_first", binaries["matrix_mul"])
+    assert r.returncode == 0 and "PASS" in r.stdout, r.stderr
+    (stats,) = load_run_dir(out)["stats"]
+    assert stats["plugins"]["warp_scheduler.youngest_first"]["switches"] > 0
