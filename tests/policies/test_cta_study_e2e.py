@@ -4,16 +4,13 @@ mechanism's effect exactly through the same port events."""
 
 from __future__ import annotations
 
-import uuid
 
 import numpy as np
-import pytest
 
 import tlpsim
 from tlpsim.config.loader import load_config
 from tlpsim.policies.checker.base import ExecutionChecker
 from tlpsim.policies.cta.lazy import eq1
-from tlpsim.policies.registry import register, unregister
 
 # each thread reads a float, does a dependent chain, writes it: CTAs of 64 threads (2 warps)
 CHAIN = r'''
@@ -31,21 +28,6 @@ extern "C" __global__ void rows(const float* in, float* out, int w) {
     int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
     out[y * w + x] = 2.0f * in[y * w + x];
 }'''
-
-
-@pytest.fixture
-def plugin():
-    made = []
-
-    def reg(point: str, cls: type) -> str:
-        name = f"t_{uuid.uuid4().hex[:8]}"
-        register(point, name)(cls)
-        made.append((point, name))
-        return name
-
-    yield reg
-    for point, name in made:
-        unregister(point, name)
 
 
 def _cfg(**over):

@@ -3,7 +3,6 @@ with one SM and checks the exact effect of one event or command."""
 
 from __future__ import annotations
 
-import uuid
 
 import numpy as np
 import pytest
@@ -16,7 +15,6 @@ from tlpsim.policies.checker.base import ExecutionChecker
 from tlpsim.policies.cta.round_robin import RoundRobinCTAScheduler
 from tlpsim.policies.monitor.base import Monitor
 from tlpsim.policies.operands.banked_rf import BankedRegisterFile
-from tlpsim.policies.registry import register, unregister
 from tlpsim.timing.port import PortError
 
 CHAIN = r'''
@@ -35,22 +33,6 @@ extern "C" __global__ void sync(float* out) {
     __syncthreads();
     out[blockIdx.x * blockDim.x + threadIdx.x] = s[127 - threadIdx.x];
 }'''
-
-
-@pytest.fixture
-def plugin():
-    """Register a class under a fresh name at `point`; unregistered afterwards."""
-    made = []
-
-    def reg(point: str, cls: type) -> str:
-        name = f"t_{uuid.uuid4().hex[:8]}"
-        register(point, name)(cls)
-        made.append((point, name))
-        return name
-
-    yield reg
-    for point, name in made:
-        unregister(point, name)
 
 
 def _chain(overrides=None, ctas=1, block=32, n_sms=1):
@@ -475,16 +457,12 @@ def test_waiting_mem_is_set_while_a_load_is_outstanding(plugin):
     assert MemWaits.flags[-1][2] is False                        # cleared once its data was written back
 
 
-def test_subclasses_of_built_in_schedulers_get_their_context():
+def test_subclasses_of_built_in_schedulers_get_their_context(plugin):
     from tlpsim.policies.warp.gto import GreedyThenOldest
     from tlpsim.session import build_gpu
 
-    name = f"t_{uuid.uuid4().hex[:8]}"
-    register("warp_scheduler", name)(type("MyGTO", (GreedyThenOldest,), {}))
-    try:
-        gpu = build_gpu(load_config("gtx480", {"gpu.n_sms": 1, "sm.warp_scheduler": name}))
-        scheds = gpu.sms[0].issue.policies
-        assert [s.index for s in scheds] == [0, 1] and all(s.port is not None and s.config is not None
-                                                          for s in scheds)
-    finally:
-        unregister("warp_scheduler", name)
+    name = plugin("warp_scheduler", type("MyGTO", (GreedyThenOldest,), {}))
+    gpu = build_gpu(load_config("gtx480", {"gpu.n_sms": 1, "sm.warp_scheduler": name}))
+    scheds = gpu.sms[0].issue.policies
+    assert [s.index for s in scheds] == [0, 1] and all(s.port is not None and s.config is not None
+                                                      for s in scheds)

@@ -66,8 +66,11 @@ class Workload:
         dev = Device.current()
         first = len(dev.launches)
         t0 = time.perf_counter()
-        checks = self.run(size, np.random.default_rng(seed))
+        checks = self._checks(size, seed)
         return WorkloadResult(self.name, size, checks, dev.launches[first:], time.perf_counter() - t0)
+
+    def _checks(self, size: str, seed: int) -> list[Check]:
+        return self.run(size, np.random.default_rng(seed))
 
 
 WORKLOADS: dict[str, Workload] = {}

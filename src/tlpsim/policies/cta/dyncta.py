@@ -70,9 +70,7 @@ class DynCTA(RoundRobinCTAScheduler):
     }
 
     def __init__(self, params: Any = None, n_sms: int = 1, **context: Any) -> None:
-        super().__init__(params or DynCTAParams(), n_sms)
-        self.port = context.get("port")
-        self.config = context.get("config")
+        super().__init__(params or DynCTAParams(), n_sms, **context)
         self.n: list[int] = [0] * n_sms            # per SM: CTAs allowed (0 before a kernel starts)
         self.t_max: list[int] = [0] * n_sms
         self.paused: list[list[CTAView]] = [[] for _ in range(n_sms)]  # most recently paused last

@@ -40,7 +40,5 @@ class LazyCTAScheduler(LazyPhases, RoundRobinCTAScheduler):
     counters = LAZY_COUNTERS
 
     def __init__(self, params: Any = None, n_sms: int = 1, **context: Any) -> None:
-        super().__init__(params or LCSParams(), n_sms)
-        self.port = context.get("port")
-        self.config = context.get("config")
+        super().__init__(params or LCSParams(), n_sms, **context)
         self.init_lazy()

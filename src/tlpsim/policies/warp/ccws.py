@@ -97,10 +97,7 @@ class CacheConsciousWavefront(GreedyThenOldest):
     }
 
     def __init__(self, params: Any = None, n_slots: int = 64, **context: Any) -> None:
-        super().__init__(params or CCWSParams(), n_slots)
-        self.port = context.get("port")
-        self.config = context.get("config")
-        self.index = int(context.get("index", 0))
+        super().__init__(params or CCWSParams(), n_slots, **context)
         self.vta: dict[int, VictimTags] = {}          # my warp slot -> its VTA
         self.age_of: dict[int, int] = {}              # my warp slot -> age of the warp in it
         self.score: dict[int, tuple[float, int]] = {}  # my warp slot -> (score, cycle it was set)
