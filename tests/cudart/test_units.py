@@ -133,3 +133,49 @@ def test_stale_library_is_refused(monkeypatch):
     monkeypatch.setattr(build, "source_digest", lambda: "0" * 64)
     with pytest.raises(build.BuildError, match="older than its sources; rebuild it with `make setup`"):
         build.library()
+
+
+_UNIT_A = r"""
+#include <cstdio>
+extern __device__ int counter;
+__device__ float twice(float x);
+template <typename T> __device__ __noinline__ T plus1(T x) { return x + 1; }
+__global__ void ka(float *p) { p[0] = twice(plus1(p[0])); atomicAdd(&counter, 1); printf("a %f\n", p[0]); }
+"""
+_UNIT_B = r"""
+#include <cstdio>
+__device__ int counter;
+template <typename T> __device__ __noinline__ T plus1(T x) { return x + 1; }
+__device__ float twice(float x) { return 2 * x; }
+__global__ void kb(float *p) { p[1] = plus1(p[1]); counter += 2; printf("b %f\n", p[1]); }
+"""
+
+
+def test_rdc_units_link_into_one_ptx_module(tmp_path):
+    """-rdc=true -lineinfo PTX of two units: a cross-unit call and variable, a template
+    instance (weak) in both, printf format strings ($str, internal) in both."""
+    from tlpsim.cudart.modules import without_debug_sections
+    from tlpsim.cudart.ptxlink import link_ptx, split_items
+    from tlpsim.frontend.ptx_parser import parse_ptx
+    from tlpsim.frontend.resources import ptxas_resources
+
+    tk = find_toolkit()
+    texts = []
+    for name, src in (("a", _UNIT_A), ("b", _UNIT_B)):
+        (tmp_path / f"{name}.cu").write_text(src)
+        subprocess.run([str(tk.nvcc), "-ptx", "-rdc=true", "-arch=sm_80", "-lineinfo", str(tmp_path / f"{name}.cu"),
+                        "-o", str(tmp_path / f"{name}.ptx")], check=True, env=tk.env(), capture_output=True)
+        texts.append((tmp_path / f"{name}.ptx").read_text())
+    assert all("$str" in t for t in texts)
+    linked = link_ptx(texts)
+    assert linked.count(".section .debug_str") == 1  # -lineinfo: inlined_at names, one section for both units
+    module = parse_ptx(without_debug_sections(linked), "linked.ptx")  # the parser does not read DWARF sections
+    assert {"_Z2kaPf", "_Z2kbPf"} <= set(module.functions)
+    assert not module.functions["_Z5twicef"].is_declaration
+    assert "$str" in module.variables and "$str_tlpsim_u1" in module.variables
+    assert not module.variables["counter"].extern
+    names = [it.name for it in split_items(linked) if it.kind == "func" and it.body]
+    assert names.count("_Z5plus1IfET_S0_") == 1
+    assert {".file\t1", ".file\t2"} <= {line.split(' "')[0] for line in linked.splitlines() if line.startswith(".file")}
+    res = ptxas_resources(linked, "sm_80", None)  # ptxas accepts the linked module
+    assert {"_Z2kaPf", "_Z2kbPf"} <= set(res)

@@ -49,6 +49,8 @@ class Entry:
 @dataclass
 class FatBinary:
     entries: list[Entry]
+    # -rdc=true: the translation units' own fat binaries (wrapper version 2), whose PTX is linked
+    prelinked: list["FatBinary"] = field(default_factory=list)
 
     @property
     def ptx_entries(self) -> list[Entry]:
@@ -69,6 +71,9 @@ class FatBinary:
             what = "PTX" if e.kind == KIND_PTX else "SASS" if e.kind == KIND_ELF else f"kind-{e.kind} code"
             target = f"compute_{e.arch}" if e.kind == KIND_PTX else f"sm_{e.arch}"
             parts.append(("compressed " if e.compressed else "") + f"{what} for {target}")
+        if self.prelinked:
+            units = "; ".join(u.describe() for u in self.prelinked)
+            return (", ".join(parts) or "no device code") + f" (device-linked; its units hold: {units})"
         return ", ".join(parts) or "no device code"
 
 
@@ -98,13 +103,28 @@ def parse_fatbin(blob: bytes) -> FatBinary:
     return FatBinary(entries)
 
 
+def _read_at(data: int, read) -> FatBinary:
+    _m, _v, hsize, size = struct.unpack("<IHHQ", read(data, 16))
+    return parse_fatbin(read(data, hsize + size))
+
+
 def read_registered(address: int, read) -> FatBinary:
     """The fat binary a program registered: `address` is the wrapper's address and
-    `read(address, n)` returns n bytes of the program's memory."""
-    magic, _version, data = struct.unpack("<IIQ", read(address, 16))
+    `read(address, n)` returns n bytes of the program's memory.
+
+    A version-2 wrapper (the device link of a program built with -rdc=true) also
+    points at a NULL-terminated array of the translation units' fat binaries; they
+    become `prelinked`."""
+    magic, version, data, extra = struct.unpack("<IIQQ", read(address, 24))
     if magic != WRAPPER_MAGIC:
         raise FatbinError(f"__cudaRegisterFatBinary was given no fat binary wrapper (magic {magic:#x})")
     if data == 0:
         raise FatbinError("the fat binary wrapper points at no device code")
-    _m, _v, hsize, size = struct.unpack("<IHHQ", read(data, 16))
-    return parse_fatbin(read(data, hsize + size))
+    fatbin = _read_at(data, read)
+    if version == 2 and extra:
+        for k in range(4096):
+            (unit,) = struct.unpack("<Q", read(extra + 8 * k, 8))
+            if unit == 0:
+                break
+            fatbin.prelinked.append(_read_at(unit, read))
+    return fatbin

@@ -13,11 +13,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tlpsim.cudart.fatbin import FatBinary
+from tlpsim.cudart.ptxlink import PtxLinkError, link_ptx
 from tlpsim.frontend.loader import Program
 from tlpsim.frontend.names import qualified_name
 from tlpsim.frontend.ptx_parser import parse_ptx
@@ -32,6 +34,16 @@ def exec_cache() -> Path:
     return cache_dir().parent / "exec"
 
 
+_DEBUG_SECTION = re.compile(r"^[ \t]*\.section\s+\.debug_\w+\s*\{.*?^[ \t]*\}[ \t]*$", re.M | re.S)
+
+
+def without_debug_sections(ptx: str) -> str:
+    """The PTX without its DWARF sections: `-lineinfo` emits a `.section .debug_str`
+    (the names that `.loc ... inlined_at` refers to), which the PTX parser does not
+    read; the `.loc` lines stay."""
+    return _DEBUG_SECTION.sub("", ptx) if ".section" in ptx else ptx
+
+
 class ModuleError(Exception):
     """The module's device code cannot be executed (no PTX, compressed PTX, parse error)."""
 
@@ -43,11 +55,28 @@ class FatModule:
     error: str | None = None          # why the fat binary could not be read
     arch: int = 80                    # the PTX arch to prefer (the preset's)
     _program: Program | None = field(default=None, repr=False)
+    _linked: str | None = field(default=None, repr=False)
 
     @property
     def ptx(self) -> str | None:
-        entry = self.fatbin.best_ptx(self.arch) if self.fatbin is not None else None
-        return entry.ptx if entry is not None else None
+        """The module's PTX: the fat binary's own, or (a device-linked -rdc program,
+        whose linked binary holds SASS only) its units' PTX linked into one module."""
+        if self.fatbin is None:
+            return None
+        entry = self.fatbin.best_ptx(self.arch)
+        if entry is not None:
+            return without_debug_sections(entry.ptx)
+        if not self.fatbin.prelinked:
+            return None
+        if self._linked is None:
+            units = [u.best_ptx(self.arch) for u in self.fatbin.prelinked]
+            if any(u is None for u in units):
+                return None
+            try:
+                self._linked = without_debug_sections(link_ptx([u.ptx for u in units]))
+            except PtxLinkError as exc:
+                raise ModuleError(f"the program's device code (-rdc) cannot be linked: {exc}") from None
+        return self._linked
 
     def no_ptx_reason(self) -> str:
         if self.error:
