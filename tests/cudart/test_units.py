@@ -179,3 +179,15 @@ def test_rdc_units_link_into_one_ptx_module(tmp_path):
     assert {".file\t1", ".file\t2"} <= {line.split(' "')[0] for line in linked.splitlines() if line.startswith(".file")}
     res = ptxas_resources(linked, "sm_80", None)  # ptxas accepts the linked module
     assert {"_Z2kaPf", "_Z2kbPf"} <= set(res)
+
+
+def test_tlpsim_nvcc_finds_the_profiler_api_header(tmp_path):
+    """cuda_profiler_api.h comes from the pinned nvidia-cuda-profiler-api wheel; tlpsim nvcc
+    adds its folder when the toolkit's include folder (e.g. TLPSIM_CUDA_HOME's) lacks it."""
+    from tlpsim.cudart.nvcc import extra_include_dirs
+
+    include = find_toolkit().include_dir
+    assert (include / "cuda_profiler_api.h").is_file() or extra_include_dirs(include)
+    (found,) = extra_include_dirs(tmp_path)  # a toolkit without the header
+    assert (tmp_path.__class__(found) / "cuda_profiler_api.h").is_file()
+    assert extra_include_dirs(tmp_path.__class__(found)) == []

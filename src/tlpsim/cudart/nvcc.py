@@ -6,7 +6,11 @@ The user's options pass through unchanged; tlpsim adds
   `-L<runtime dir> -Xlinker -rpath=<runtime dir>`, so that library is tlpsim's;
 * `--no-compress`, so the PTX in the fat binary is readable at registration;
 * PTX for the program's architecture: `-arch=sm_80` when no architecture is
-  given, and a `code=compute_XX` target when -gencode/-code name only SASS.
+  given, and a `code=compute_XX` target when -gencode/-code name only SASS;
+* `-I` for the pinned header-only wheels (nvidia-cuda-profiler-api's
+  cuda_profiler_api.h) when they are not in the toolkit's own include folder
+  (they install into the same nvidia/cu13/include, unless TLPSIM_CUDA_HOME
+  points elsewhere or the wheels sit in another site-packages).
 
 So a Makefile works with NVCC="tlpsim nvcc": compile and link steps, several
 .cu/.cpp files, -I/-D/-O3/-std/-l, -rdc and device linking all pass through.
@@ -17,6 +21,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 from tlpsim.cudart.build import library
 
@@ -76,11 +81,31 @@ def with_ptx(args: list[str]) -> list[str]:
     return [*out, f"-code={','.join(code + [ptx])}"]
 
 
+EXTRA_HEADERS = ("cuda_profiler_api.h",)
+
+
+def extra_include_dirs(toolkit_include: Path) -> list[str]:
+    """Include folders of the pinned header wheels that the toolkit's lacks."""
+    from tlpsim.frontend.toolkit import _wheel_candidates
+
+    out: list[str] = []
+    for header in EXTRA_HEADERS:
+        if (toolkit_include / header).is_file():
+            continue
+        for root in _wheel_candidates():
+            inc = root / "include"
+            if (inc / header).is_file() and str(inc) not in out:
+                out.append(str(inc))
+                break
+    return out
+
+
 def command(args: list[str]) -> list[str]:
     """The nvcc command line for the user's `args`."""
     from tlpsim.frontend.toolkit import find_toolkit
 
-    nvcc = str(find_toolkit().nvcc)
+    toolkit = find_toolkit()
+    nvcc = str(toolkit.nvcc)
     if any(a in _QUERY for a in args):
         return [nvcc, *args]
     libdir = str(library().parent)
@@ -88,7 +113,8 @@ def command(args: list[str]) -> list[str]:
     extra = ["-cudart", "shared"]
     if not any(a.split("=")[0] in _NO_COMPRESS for a in args):
         extra.append("--no-compress")
-    return [nvcc, *extra, *with_ptx(user), f"-L{libdir}", "-Xlinker", f"-rpath={libdir}"]
+    includes = [f"-I{d}" for d in extra_include_dirs(toolkit.include_dir)]
+    return [nvcc, *extra, *with_ptx(user), *includes, f"-L{libdir}", "-Xlinker", f"-rpath={libdir}"]
 
 
 def main(args: list[str]) -> int:
