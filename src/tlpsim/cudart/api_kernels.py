@@ -116,7 +116,7 @@ def launch_kernel(rt, a):
         rt.problem(f"kernel {entry.display}: {exc}")
         raise E.CudaError(E.NOT_SUPPORTED, f"kernel {entry.display} cannot be simulated: {exc}") from None
     rt.n_launches += 1
-    row.update(kernel=rec.kernel, warp_instructions=rec.warp_instructions,
+    row.update(warp_instructions=rec.warp_instructions,
                thread_instructions=rec.thread_instructions, wall_seconds=round(time.perf_counter() - t0, 4),
                from_cache=rec.from_cache)
     rt.clock.launched(rec, rec.stream, row)

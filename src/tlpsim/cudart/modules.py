@@ -44,6 +44,9 @@ def without_debug_sections(ptx: str) -> str:
     return _DEBUG_SECTION.sub("", ptx) if ".section" in ptx else ptx
 
 
+_NV_STATIC = re.compile(r"^__nv_static_\d+__\w*?_(_Z\w+)$")
+
+
 class ModuleError(Exception):
     """The module's device code cannot be executed (no PTX, compressed PTX, parse error)."""
 
@@ -130,7 +133,9 @@ class KernelEntry:
 
     @property
     def display(self) -> str:
-        return qualified_name(self.name)
+        # -rdc gives file-local kernels a unit prefix: __nv_static_25__6bc06778_8_clock_cu_main__Z14timedReduction...
+        m = _NV_STATIC.match(self.name)
+        return qualified_name(m.group(1) if m else self.name)
 
 
 @dataclass
