@@ -115,3 +115,19 @@ def test_exec_compiles_and_runs_a_source_in_one_step(tmp_path):
     r = run_exec("--nvcc=-O2", PROGRAMS / "vector_add.cu", "--", "100")
     assert r.returncode == 0, r.stderr
     assert r.stdout == "CUDA kernel launch with 1 blocks of 256 threads\nTest PASSED\n"
+
+
+def test_plain_nvcc_binary_is_refused_with_a_clear_message(tmp_path):
+    """`nvcc prog.cu` (no tlpsim nvcc): NVIDIA's static runtime would look for a real GPU."""
+    import subprocess
+
+    from tlpsim.frontend.toolkit import find_toolkit, subprocess_env
+
+    tk = find_toolkit()
+    exe = tmp_path / "vector_add_plain"
+    subprocess.run([str(tk.nvcc), "-arch=sm_80", str(PROGRAMS / "vector_add.cu"), "-o", str(exe)], check=True,
+                   env=subprocess_env(), capture_output=True)
+    r = run_exec(exe)
+    assert r.returncode == 2 and r.stdout == ""
+    assert "linked with NVIDIA's static CUDA runtime (nvcc's default, -cudart static)" in r.stderr
+    assert "rebuild it with `tlpsim nvcc`" in r.stderr

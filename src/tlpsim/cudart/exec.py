@@ -91,6 +91,27 @@ def resolve_program(name: str) -> str:
     return os.path.abspath(name)
 
 
+_WRAPPER_MAGIC = (0x466243B1).to_bytes(4, "little")  # a fat binary wrapper (fatbinary_section.h)
+
+
+def check_binary(program: str) -> None:
+    """Refuse a program that carries CUDA device code but would not load tlpsim's
+    runtime: nvcc links NVIDIA's static runtime (libcudart_static) unless told
+    `-cudart shared`, and that runtime looks for a real GPU driver."""
+    try:
+        with open(program, "rb") as fh:
+            head = fh.read(4)
+            if head != b"\x7fELF":
+                return  # a script: whatever it runs is its business
+            data = head + fh.read()
+    except OSError:
+        return
+    if _WRAPPER_MAGIC in data and b"libcudart.so" not in data:
+        raise TlpsimError(f"{program} contains CUDA device code but is linked with NVIDIA's static CUDA runtime "
+                          "(nvcc's default, -cudart static), so it would look for a real GPU instead of running on "
+                          "tlpsim; rebuild it with `tlpsim nvcc` (or with nvcc -cudart shared --no-compress)")
+
+
 def child_env(settings: Settings) -> dict[str, str]:
     lib = library()
     libpython = find_libpython()
@@ -137,6 +158,7 @@ def run(command: list[str], *, mode: str, preset: str, overrides: dict, plugins:
     if not rest:
         raise TlpsimError("no program given: tlpsim exec [options] -- ./program [args] (or program.cu)")
     program = resolve_program(rest[0])
+    check_binary(program)
     plugins = [lp.spec for lp in activate(plugins)]  # the program's process loads the same files
     config = load_config(preset, overrides)  # a bad preset or --set fails here, before the program runs
     params = ExecParams(Path(program).name, [program, *rest[1:]], preset, overrides, mode, list(plugins))
