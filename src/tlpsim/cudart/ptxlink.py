@@ -184,9 +184,13 @@ def link_ptx(texts: list[str]) -> str:
                 defined[it.name] = (k, it)
             elif it.linkage in ("weak", "common") or first[1].linkage in ("weak", "common"):
                 pass  # one copy is kept
-            elif it.linkage == "" or first[1].linkage == "":
+            elif it.linkage == "":  # this unit's own symbol: renamed in this unit
                 if first[0] != k:
                     renames[k][it.name] = f"{it.name}_tlpsim_u{k}"
+            elif first[1].linkage == "":  # the earlier one was file-local: it moves aside
+                j = first[0]
+                renames[j][it.name] = f"{it.name}_tlpsim_u{j}"
+                defined[it.name] = (k, it)
             else:
                 raise PtxLinkError(f"'{it.name}' is defined by two translation units")
     decls: list[str] = []
@@ -198,15 +202,18 @@ def link_ptx(texts: list[str]) -> str:
     emitted: set[str] = set()
     file_base = 0
     for k, items in enumerate(modules):
-        numbers = [int(m) for it in items if it.kind == "file" for m in re.findall(r"^\.file\s+(\d+)", it.text)]
+        numbers = [int(x) for it in items if it.kind == "file" for x in re.findall(r"^\.file\s+(\d+)", it.text)]
         offset = file_base
         file_base += max(numbers, default=0)
 
-        def renumber(text: str, offset=offset) -> str:
+        def renumber(text: str, offset: int = offset) -> str:
             if not offset:
                 return text
-            text = re.sub(r"(\.loc\s+)(\d+)", lambda m: f"{m.group(1)}{int(m.group(2)) + offset}", text)
-            return re.sub(r"(inlined_at\s+)(\d+)", lambda m: f"{m.group(1)}{int(m.group(2)) + offset}", text)
+
+            def bump(m: re.Match, offset: int = offset) -> str:
+                return f"{m.group(1)}{int(m.group(2)) + offset}"
+
+            return re.sub(r"((?:\.loc|inlined_at)\s+)(\d+)", bump, text)
 
         for it in items:
             if it.kind == "header":
@@ -215,7 +222,8 @@ def link_ptx(texts: list[str]) -> str:
             if k:  # labels of the debug sections (`.loc ... function_name $L__info_stringN`) are per unit
                 text = re.sub(r"(\$L__\w+)", lambda m, k=k: f"{m.group(1)}_u{k}", text)
             if it.kind == "file":
-                files.append(re.sub(r"^\.file\s+(\d+)", lambda m: f".file\t{int(m.group(1)) + offset}", text))
+                number = int(re.match(r"^\.file\s+(\d+)", text).group(1))
+                files.append(re.sub(r"^\.file\s+\d+", f".file\t{number + offset}", text))
                 continue
             name = renames[k].get(it.name, it.name)
             if it.kind == "func":
