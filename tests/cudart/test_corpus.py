@@ -131,3 +131,9 @@ def test_plain_nvcc_binary_is_refused_with_a_clear_message(tmp_path):
     assert r.returncode == 2 and r.stdout == ""
     assert "linked with NVIDIA's static CUDA runtime (nvcc's default, -cudart static)" in r.stderr
     assert "rebuild it with `tlpsim nvcc`" in r.stderr
+
+
+def test_a_repeated_failing_call_is_diagnosed_once_and_counted_at_exit(runs):
+    lines = [ln for ln in runs["error_api"].stderr.splitlines() if "2048" in ln]
+    assert len(lines) == 2, lines
+    assert lines[1] == lines[0] + " (repeated 4 times in all)"

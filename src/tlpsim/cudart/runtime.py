@@ -154,6 +154,7 @@ class Runtime:
         self.events: dict = {}                       # cudaEvent_t -> streams.Event
         self.kernel_output: list[str] = []
         self.unsupported: Counter = Counter()
+        self.call_errors: Counter = Counter()        # message of a failed call -> times (printed once)
         self.problems: list[str] = []                # missing PTX, unsupported PTX: the run is not faithful
         self.faults: list[str] = []
         self.n_launches = 0
@@ -177,7 +178,7 @@ class Runtime:
         except E.CudaError as exc:
             code = exc.code
             if exc.message:
-                self.diag(f"{name.decode()}: {exc.message}")
+                self.call_error(f"{name.decode()}: {exc.message}")
         except Exception as exc:  # noqa: BLE001 - never let a runtime bug crash the program
             code = E.UNKNOWN
             self.diag(f"internal error in {name.decode()}: {type(exc).__name__}: {exc}\n"
@@ -199,6 +200,13 @@ class Runtime:
         """Something that makes the run unfaithful to the program (reported at exit)."""
         if message not in self.problems:
             self.problems.append(message)
+
+    def call_error(self, message: str) -> None:
+        """A failed call's diagnostic: printed the first time; a program that repeats the
+        call (a benchmark loop of launches) gets a count at exit instead of a flood."""
+        self.call_errors[message] += 1
+        if self.call_errors[message] == 1:
+            self.diag(message)
 
     def diag(self, message: str) -> None:
         sys.stderr.write(f"tlpsim: {message}\n")
@@ -277,10 +285,13 @@ class Runtime:
         except Exception as exc:  # noqa: BLE001 - the summary must still be written
             self.diag(f"simulating the pending launches failed: {exc}")
         self.flush_output()
+        for message, n in self.call_errors.items():
+            if n > 1:
+                self.diag(f"{message} (repeated {n} times in all)")
         if self.out_dir is not None:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             summary = {"launches": self.n_launches, "unsupported": dict(self.unsupported), "problems": self.problems,
-                       "faults": self.faults}
+                       "faults": self.faults, "call_errors": dict(self.call_errors)}
             (self.out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
         if self._records is not None:
             self._records.close()

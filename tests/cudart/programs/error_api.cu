@@ -20,6 +20,10 @@ int main()
     expect("block of 2048 threads (peek)", cudaPeekAtLastError(), cudaErrorInvalidConfiguration);
     expect("same (get)", cudaGetLastError(), cudaErrorInvalidConfiguration);
     expect("after get", cudaGetLastError(), cudaSuccess);
+    for (int i = 0; i < 3; ++i) {  // a benchmark loop repeating the bad launch
+        noop<<<1, 2048>>>(nullptr);
+        if (cudaGetLastError() != cudaErrorInvalidConfiguration) ++errors;
+    }
     noop<<<dim3(1, 70000), 1>>>(nullptr);
     expect("grid y of 70000", cudaGetLastError(), cudaErrorInvalidConfiguration);
     int *d;
