@@ -79,5 +79,8 @@ def test_config_minimum_is_the_crossbars(flit_bytes):
     need = FlitQueue("q", 10_000, flit_bytes).max_packet_flits
     assert -(-MAX_PACKET_BYTES // flit_bytes) == need
     InterconnectConfig(flit_bytes=flit_bytes, input_buffer_flits=need, output_buffer_flits=need)
-    with pytest.raises(ValueError):
-        FlitQueue("q", need - 1, flit_bytes) if need > 1 else (_ for _ in ()).throw(ValueError())
+    if need > 1:
+        with pytest.raises(ValueError):
+            FlitQueue("q", need - 1, flit_bytes)
+        with pytest.raises(ValueError, match=f"must be at least {need} flits"):
+            InterconnectConfig(flit_bytes=flit_bytes, input_buffer_flits=need - 1)
