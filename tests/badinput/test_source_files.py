@@ -83,3 +83,17 @@ def test_analyze_writes_fail_cleanly(tmp_path, blocker):
     f = tmp_path / "ok.ptx"
     f.write_text(OK_PTX)
     assert_user_error(cli("analyze", f, "--dot", blocker / "c.dot"), f"cannot write {blocker / 'c.dot'}")
+
+
+@pytest.mark.parametrize("mode", ["functional", "timing"])
+def test_unsupported_special_register_at_run_time_names_kernel_and_line(mode):
+    import numpy as np
+
+    import tlpsim
+    from tlpsim.errors import UnsupportedPTX
+
+    src = OK_PTX.replace("mov.u32 %r1, %tid.x;", "mov.u32 %r1, %pm0;")
+    with tlpsim.Device(mode=mode, trace_cache=False):
+        k = tlpsim.RawModule(code=src).get_function("k")
+        with pytest.raises(UnsupportedPTX, match=r"<ptx>:10:1: special register %pm0 is not supported \(kernel k\)"):
+            k((1,), (1,), (tlpsim.zeros(4, np.int32),))
