@@ -84,3 +84,22 @@ def test_config_minimum_is_the_crossbars(flit_bytes):
             FlitQueue("q", need - 1, flit_bytes)
         with pytest.raises(ValueError, match=f"must be at least {need} flits"):
             InterconnectConfig(flit_bytes=flit_bytes, input_buffer_flits=need - 1)
+
+
+@pytest.mark.parametrize("override, needle", [
+    # each was a ValueError from the timing model's builder, after the config had loaded
+    ("l1d.size_kb=1", "l1d.set_index = 'hash' does not fit l1d.size_kb: 2 sets of l1d.line_bytes (128) bytes (the "
+                      "Fermi hash set index needs 32 or 64 sets"),
+    ("l1d.assoc=1", "l1d.set_index = 'hash' does not fit l1d.size_kb: 128 sets"),
+    ("l2.hit_latency=0", "l2.hit_latency: Input should be greater than or equal to 1"),
+    ("dram.address_mapping=0", "dram.address_mapping: address mapping '0': names 1 bits, expected 64 (GPGPU-Sim's "
+                               "gpgpu_mem_addr_mapping syntax"),
+    ("dram.address_mapping=dramid@x;0", "dram.address_mapping: invalid literal for int()"),
+    ("dram.banks=4", "dram.banks (4) disagrees with dram.address_mapping, whose B bits decode 16 banks"),
+    ("l2.sector_bytes=4", "l2.sector_bytes (4) must be a multiple of 32, the memory system's sector, when "
+                          "l2.sectored is true"),
+    ("l1d.line_bytes=16", "l1d.line_bytes (16) must be at least 32"),
+])
+def test_config_the_timing_model_cannot_build_is_refused_at_load(override, needle):
+    assert_user_error(cli(*RUN, "--set", override), f"invalid configuration (preset 'gtx480', overrides {override}): ",
+                      needle)
