@@ -77,6 +77,7 @@ class ResultsDB:
 
     def __init__(self, path: str | Path, create: bool = True) -> None:
         self.path = Path(path)
+        self._warned: set[tuple[int, str]] = set()
         if not create and not self.path.is_file():
             raise TlpsimError(f"no such results database: {self.path}")
         if self.path.is_dir():
@@ -126,10 +127,12 @@ class ResultsDB:
             raise TlpsimError(f"{self.path}: meta value '{key}' is not valid JSON ({exc}); the runs are intact: "
                               f"remove it with sqlite3 {self.path} \"DELETE FROM meta WHERE key='{key}'\"") from None
 
-    def _unreadable(self, key: str, rowid: int, column: str, exc: Exception) -> None:
+    def _unreadable(self, key: str, rowid: int, column: str, exc: Exception, remedy: str) -> None:
+        if (rowid, column) in self._warned:  # rows() runs twice for `tlpsim results`: one warning
+            return
+        self._warned.add((rowid, column))
         warnings.warn(f"{self.path}: run {key} (row {rowid}): column '{column}' is not valid JSON ({exc}); the run "
-                      f"is skipped. To simulate it again, delete the row (sqlite3 {self.path} \"DELETE FROM runs "
-                      f"WHERE rowid={rowid}\") and re-run the sweep", ResultsDBWarning, stacklevel=3)
+                      f"is skipped; {remedy}", ResultsDBWarning, stacklevel=3)
 
     def record_sweep(self, spec) -> None:
         """Remember the spec and its baseline (for `tlpsim plot --normalize baseline`)."""
@@ -196,7 +199,9 @@ class ResultsDB:
                 if with_stats and d.get("stats"):
                     d["stats"] = json.loads(d["stats"])
             except (TypeError, ValueError) as exc:
-                self._unreadable(d["key"], rowid, column, exc)
+                # a sweep counts the row as done, so only removing it gets the run simulated again
+                self._unreadable(d["key"], rowid, column, exc, f"to simulate it again, delete the row (sqlite3 "
+                                 f"{self.path} \"DELETE FROM runs WHERE rowid={rowid}\") and run the sweep again")
                 continue
             out.append(d)
         return out
@@ -215,7 +220,8 @@ class ResultsDB:
                 try:
                     record = json.loads(stats) if stats else None
                 except ValueError as exc:  # left out: the caller sees the run as not yet simulated
-                    self._unreadable(key, rowid, "stats", exc)
+                    self._unreadable(key, rowid, "stats", exc, "it counts as not simulated (an experiment "
+                                     "simulates it again and replaces the row)")
                     continue
                 yield key, status, error, record
 
