@@ -32,7 +32,7 @@ def main() -> None:
 @_friendly
 def compile_cmd(source: str, arch: str, maxrregcount: int | None, as_json: bool) -> None:
     """Compile a CUDA file to PTX and list its kernels with their resource usage."""
-    from tlpsim.cli_inputs import check_source_file
+    from tlpsim.source_files import check_source_file
     from tlpsim.frontend.loader import load_program
     from tlpsim.frontend.names import qualified_name
 
@@ -60,7 +60,7 @@ def compile_cmd(source: str, arch: str, maxrregcount: int | None, as_json: bool)
 def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool) -> None:
     """Summarise a parsed PTX module: kernels, blocks, instruction mix."""
     from tlpsim.analysis.kernel_cfg import cfg_dot, kernel_cfg
-    from tlpsim.cli_inputs import check_source_file
+    from tlpsim.source_files import check_source_file
     from tlpsim.frontend.loader import load_program
 
     prog = load_program(check_source_file(source), resources=False)

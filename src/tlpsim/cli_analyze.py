@@ -32,7 +32,7 @@ def _load(target: str):
     """A Program from a .cu/.ptx path or a built-in workload name."""
     from tlpsim.frontend.loader import load_program
 
-    from tlpsim.cli_inputs import check_source_file
+    from tlpsim.source_files import check_source_file
 
     path = Path(target)
     if path.suffix in (".cu", ".ptx", ".cuh") or path.is_file():

@@ -97,3 +97,15 @@ def test_unsupported_special_register_at_run_time_names_kernel_and_line(mode):
         k = tlpsim.RawModule(code=src).get_function("k")
         with pytest.raises(UnsupportedPTX, match=r"<ptx>:10:1: special register %pm0 is not supported \(kernel k\)"):
             k((1,), (1,), (tlpsim.zeros(4, np.int32),))
+
+
+@pytest.mark.parametrize("name", ["k.ptx", "k.cu"])
+def test_raw_module_from_a_binary_file_names_it(tmp_path, name):
+    import tlpsim
+    from tlpsim.errors import TlpsimError
+
+    f = tmp_path / name
+    f.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)))
+    with tlpsim.Device(trace_cache=False):
+        with pytest.raises(TlpsimError, match=f"{f} is an ELF binary .an object file or executable., not"):
+            tlpsim.RawModule(path=str(f))

@@ -1,7 +1,8 @@
-"""Source files a CLI command hands to the frontend (`analyze`, `ptx`, `compile`)
-are checked to be text first: an object file, an executable or random bytes named
-.ptx or .cu then gets one error naming the file, instead of a decoding traceback
-from the PTX reader or pages of nvcc complaints about the bytes."""
+"""Source files given by path (`tlpsim analyze`, `ptx`, `compile`;
+`RawModule(path=...)`) are checked to be text before the frontend reads them: an
+object file, an executable or random bytes named .ptx or .cu then gets one error
+naming the file, instead of a decoding traceback from the PTX reader or pages of
+nvcc complaints about the bytes."""
 
 from __future__ import annotations
 
