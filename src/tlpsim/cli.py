@@ -32,10 +32,11 @@ def main() -> None:
 @_friendly
 def compile_cmd(source: str, arch: str, maxrregcount: int | None, as_json: bool) -> None:
     """Compile a CUDA file to PTX and list its kernels with their resource usage."""
+    from tlpsim.source_files import check_source_file
     from tlpsim.frontend.loader import load_program
     from tlpsim.frontend.names import qualified_name
 
-    prog = load_program(Path(source), arch=arch, maxrregcount=maxrregcount)
+    prog = load_program(check_source_file(source), arch=arch, maxrregcount=maxrregcount)
     rows = []
     for name in prog.kernels:
         res = prog.resources.get(name)
@@ -59,9 +60,10 @@ def compile_cmd(source: str, arch: str, maxrregcount: int | None, as_json: bool)
 def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool) -> None:
     """Summarise a parsed PTX module: kernels, blocks, instruction mix."""
     from tlpsim.analysis.kernel_cfg import cfg_dot, kernel_cfg
+    from tlpsim.source_files import check_source_file
     from tlpsim.frontend.loader import load_program
 
-    prog = load_program(Path(source), resources=False)
+    prog = load_program(check_source_file(source), resources=False)
     module = prog.module
     funcs = [f for f in module.functions.values() if not f.is_declaration]
     if kernel:

@@ -12,12 +12,12 @@ CFG with blocks coloured by region.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
+from tlpsim.cli_errors import friendly
 from tlpsim.errors import TlpsimError
 
 __all__ = ["analyze_cmd", "analyze_source", "kernel_report", "plot_live_curves", "region_dot", "sparkline"]
@@ -32,13 +32,15 @@ def _load(target: str):
     """A Program from a .cu/.ptx path or a built-in workload name."""
     from tlpsim.frontend.loader import load_program
 
+    from tlpsim.source_files import check_source_file
+
     path = Path(target)
     if path.suffix in (".cu", ".ptx", ".cuh") or path.is_file():
         if not path.is_file():
             raise TlpsimError(f"no such file: {target}")
         if path.suffix not in (".cu", ".ptx"):
             raise TlpsimError(f"{target}: expected a .cu or .ptx file (or a built-in workload name)")
-        return load_program(path), str(path)
+        return load_program(check_source_file(path)), str(path)
     from tlpsim.workloads.registry import get_workload
 
     wl = get_workload(target)  # raises TlpsimError naming the known workloads
@@ -251,21 +253,18 @@ def _print(label: str, rep: dict[str, Any]) -> None:
               help="Write the live-register curves with region boundaries (PNG, needs matplotlib).")
 @click.option("--dot", "dot_path", type=click.Path(dir_okay=False), default=None,
               help="Write the CFG(s) as Graphviz DOT, blocks coloured by region.")
+@friendly
 def analyze_cmd(target: str, kernel: str | None, as_json: bool, plot_path: str | None, dot_path: str | None) -> None:
     """Registers, RegLess regions, EXPARS bundles, RFV release flags and GPUDuet
     switch points of the kernels of a .cu/.ptx file or a built-in workload."""
-    try:
-        prog, label, reports = analyze_source(target, kernel)
-        if plot_path:
-            plot_live_curves(reports, plot_path)
-        if dot_path:
-            try:
-                Path(dot_path).write_text(region_dot(prog, reports))
-            except OSError as e:
-                raise TlpsimError(f"cannot write {dot_path}: {e}") from e
-    except TlpsimError as e:  # same as the other commands: one message, exit status 2
-        click.echo(f"error: {e}", err=True)
-        sys.exit(2)
+    prog, label, reports = analyze_source(target, kernel)
+    if plot_path:
+        plot_live_curves(reports, plot_path)
+    if dot_path:
+        try:
+            Path(dot_path).write_text(region_dot(prog, reports))
+        except OSError as e:
+            raise TlpsimError(f"cannot write {dot_path}: {e.strerror or e}") from None
     if as_json:
         click.echo(json.dumps({"source": label, "kernels": reports}, indent=2))
         return

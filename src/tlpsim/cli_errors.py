@@ -1,11 +1,13 @@
 """How every `tlpsim` command reports failures: a user error (TlpsimError) is one
-clear line on stderr and exit status 2, never a traceback."""
+clear line on stderr and exit status 2, never a traceback; a warning of tlpsim's
+own (a skipped unreadable results row, an unusable cache) is one `warning:` line."""
 
 from __future__ import annotations
 
 import functools
 import os
 import sys
+import warnings
 
 import click
 
@@ -21,7 +23,9 @@ def friendly(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
-            return fn(*args, **kwargs)
+            with warnings.catch_warnings():
+                warnings.showwarning = _warning_printer(warnings.showwarning)
+                return fn(*args, **kwargs)
         except TlpsimError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(2)
@@ -39,3 +43,16 @@ def friendly(fn):
             sys.exit(3)
 
     return wrapper
+
+
+def _warning_printer(show):
+    """tlpsim's warnings as `warning: MESSAGE` (the source line Python adds means
+    nothing to a user); other libraries' keep `show`, Python's format."""
+
+    def printer(message, category, filename, lineno, file=None, line=None) -> None:
+        if category.__module__.startswith("tlpsim."):
+            click.echo(f"warning: {message}", err=True)
+        else:
+            show(message, category, filename, lineno, file, line)
+
+    return printer

@@ -416,6 +416,10 @@ class RawModule:
         self.options = self._spec["options"]
         self.cooperative = bool(enable_cooperative_groups)
         exprs = check_expressions(name_expressions)
+        if path is not None:
+            from tlpsim.source_files import check_source_file
+
+            check_source_file(path)
         dev = Device.current()
         kw = dict(arch=arch or dev.arch, maxrregcount=maxrregcount or dev.maxrregcount, options=self.options)
         if exprs:

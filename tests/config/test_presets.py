@@ -102,8 +102,8 @@ def test_toml_syntax_error(tmp_path: Path):
 def test_user_file_extending_a_preset(tmp_path: Path):
     f = tmp_path / "mine.toml"
     f.write_text('extends = "tesla_m2050"\n[sm]\nmax_ctas = 6\n')
-    cfg = load_config(f, ["l1d.size_kb=16"])
-    assert cfg.gpu.n_sms == 28 and cfg.sm.max_ctas == 6 and cfg.l1d.size_kb == 16
+    cfg = load_config(f, ["l1d.size_kb=64"])
+    assert cfg.gpu.n_sms == 28 and cfg.sm.max_ctas == 6 and cfg.l1d.size_kb == 64
     assert cfg.dram.n_partitions == 8  # from tesla_m2050
     assert cfg.sm.latency.int.div == 145  # from gtx480 through two levels
 

@@ -59,7 +59,22 @@ class CacheConfig(Section):
         if self.line_bytes % self.sector_bytes:
             out.append(f"{k('line_bytes')} ({self.line_bytes}) must be a multiple of {k('sector_bytes')} "
                        f"({self.sector_bytes})")
+        out += self._sector_problems()
         out += self._geometry(self.size_kb * 1024, k("size_kb"))
+        return out
+
+    def _sector_problems(self) -> list[str]:
+        # the memory system moves 32-byte sectors (timing/flits.py SECTOR_BYTES): a
+        # line holds whole sectors, and a sectored cache fills whole sectors
+        from tlpsim.timing.flits import SECTOR_BYTES
+
+        out = []
+        if self.line_bytes < SECTOR_BYTES:
+            out.append(f"{self.k('line_bytes')} ({self.line_bytes}) must be at least {SECTOR_BYTES}, the memory "
+                       "system's sector")
+        if self.sectored and self.sector_bytes % SECTOR_BYTES:
+            out.append(f"{self.k('sector_bytes')} ({self.sector_bytes}) must be a multiple of {SECTOR_BYTES}, the "
+                       f"memory system's sector, when {self.k('sectored')} is true")
         return out
 
     def _geometry(self, nbytes: int, what: str) -> list[str]:
@@ -72,6 +87,15 @@ class CacheConfig(Section):
             return [f"{what} gives {sets} sets of {self.k('assoc')} ({self.assoc}) × {self.k('line_bytes')} "
                     f"({self.line_bytes}) bytes; the set count must be a power of two (change the size or "
                     f"the associativity)"]
+        # the set-index function's own limits (the Fermi hash knows only 32 or 64 sets
+        # of 128 B), asked of the function the cache will use rather than restated here
+        from tlpsim.timing.cache import make_set_index
+
+        try:
+            make_set_index(self.set_index, sets, self.line_bytes)
+        except ValueError as exc:
+            return [f"{self.k('set_index')} = '{self.set_index}' does not fit {what}: {sets} sets of "
+                    f"{self.k('line_bytes')} ({self.line_bytes}) bytes ({exc}; set_index = 'linear' fits any)"]
         return []
 
     @property
@@ -169,7 +193,7 @@ class L2Config(CacheConfig):
     mshr_entries: int = field(256, "MSHR entries per slice", unit="entries", ge=1, le=65536)
     mshr_max_merge: int = field(4, "requests merged into one MSHR entry", unit="requests", ge=1, le=4096)
     hit_latency: int = field(120, "cycles from a request reaching its slice to the hit reply "
-                                  "(GPGPU-Sim gpgpu_l2_rop_latency)", unit="L2 cycles", ge=0, le=100000)
+                                  "(GPGPU-Sim gpgpu_l2_rop_latency)", unit="L2 cycles", ge=1, le=100000)
     queue_entries: int = field(64, "entries of each partition queue: icnt→L2, L2→DRAM, DRAM→L2, L2→icnt "
                                    "(gpgpu_dram_partition_queues)", unit="entries", ge=1, le=65536)
     data_port_bytes: Bytes = field(32, "bytes the slice's data array returns per L2 cycle (dl2 data port width)",
@@ -185,7 +209,7 @@ class L2Config(CacheConfig):
         if self.line_bytes % self.sector_bytes:
             out.append(f"{self.k('line_bytes')} ({self.line_bytes}) must be a multiple of "
                        f"{self.k('sector_bytes')} ({self.sector_bytes})")
-        return out
+        return out + self._sector_problems()
 
     def slice_problems(self, n_slices: int) -> list[str]:
         """Geometry violations once the capacity is split over `n_slices` slices."""

@@ -76,6 +76,11 @@ def load_raw(preset: str | Path, _chain: tuple[Path, ...] = (), _relative_to: Pa
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: TOML syntax error: {exc}") from None
+    except UnicodeDecodeError as exc:  # a binary file, or another encoding: TOML is UTF-8
+        raise ConfigError(f"{path}: not a UTF-8 text file (byte 0x{exc.object[exc.start]:02x} at offset "
+                          f"{exc.start}); a config is a TOML file") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
     base = data.pop("extends", None)
     if base is None:
         return data

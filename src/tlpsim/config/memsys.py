@@ -11,7 +11,11 @@ from typing import Literal
 from tlpsim.config.base import Section, is_pow2
 from tlpsim.config.types import Bytes, field
 
-__all__ = ["DRAMConfig", "InterconnectConfig"]
+__all__ = ["DRAMConfig", "InterconnectConfig", "MAX_PACKET_BYTES"]
+
+#: The crossbar's largest packet: an 8-byte header and a 128-byte line
+#: (timing/mem_types.HEADER_BYTES + timing/flits.LINE_BYTES; a test keeps them equal).
+MAX_PACKET_BYTES = 8 + 128
 
 
 class InterconnectConfig(Section):
@@ -38,6 +42,16 @@ class InterconnectConfig(Section):
     nominal_bandwidth_gbs: float | None = field(None, "peak bandwidth per direction as a paper quotes it; "
                                                       "checked against min(SMs, L2 slices) × flit_bytes × icnt "
                                                       "clock", unit="GB/s", gt=0)
+
+    def problems(self) -> list[str]:
+        # tlpsim's crossbar moves and buffers whole packets (timing/icnt.py), so every
+        # buffer must hold the largest one. GPGPU-Sim's booksim moves single flits
+        # and takes a 1-flit vc_buf_size; here that would stall the first line forever.
+        need = -(-MAX_PACKET_BYTES // self.flit_bytes)
+        return [f"{self.k(name)} ({getattr(self, name)}) must be at least {need} flits: a buffer holds whole "
+                f"packets, and the largest ({MAX_PACKET_BYTES} bytes: header + 128-byte line) is {need} flits of "
+                f"{self.k('flit_bytes')} = {self.flit_bytes} bytes"
+                for name in ("input_buffer_flits", "output_buffer_flits") if getattr(self, name) < need]
 
 
 class DRAMConfig(Section):

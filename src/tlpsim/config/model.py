@@ -96,6 +96,7 @@ class GPUConfig(BaseModel):
             out.append(f"gpu.max_ctas_per_sm ({cap}) exceeds sm.max_ctas ({self.sm.max_ctas}); the cap can only "
                        f"lower the CTA count (raise sm.max_ctas to model a bigger SM)")
         out += self.l2.slice_problems(self.n_l2_slices)
+        out += self._address_mapping_problems()
         if self.dram.banks % self.l2.slices_per_partition:
             out.append(f"dram.banks ({self.dram.banks}) must be a multiple of l2.slices_per_partition "
                        f"({self.l2.slices_per_partition})")
@@ -109,6 +110,22 @@ class GPUConfig(BaseModel):
             out.append(f"icnt.nominal_bandwidth_gbs ({nominal}) disagrees with the {self.icnt_bandwidth_gbs:.1f} GB/s "
                        f"given by min(gpu.n_sms, L2 slices) × icnt.flit_bytes × gpu.icnt_clock_mhz")
         return out
+
+    def _address_mapping_problems(self) -> list[str]:
+        # parsed by the decoder the DRAM model builds, so the key is named here and
+        # not in a ValueError from the builder
+        from tlpsim.timing.addrmap import AddressMap
+
+        try:
+            amap = AddressMap.from_gpgpusim(self.dram.address_mapping, self.dram.n_partitions,
+                                            self.l2.slices_per_partition)
+        except (ValueError, ZeroDivisionError) as exc:
+            return [f"dram.address_mapping: {exc} (GPGPU-Sim's gpgpu_mem_addr_mapping syntax: optional "
+                    "'dramid@<bit>;' then 64 bit letters D B R C S or 0, dots ignored)"]
+        if amap.n_banks != self.dram.banks:
+            return [f"dram.banks ({self.dram.banks}) disagrees with dram.address_mapping, whose B bits decode "
+                    f"{amap.n_banks} banks"]
+        return []
 
     # ------------------------------------------------------------------ derived
 

@@ -150,6 +150,7 @@ def execute(params: RunParams, *, poison_dead: bool = False,
         from tlpsim.config.loader import load_config
 
         config = load_config(params.preset, params.overrides)
+        _check_policies(params, config)
     elif params.mode == "functional":
         if params.overrides:
             raise TlpsimError("--set applies to the timing model; add --mode timing")
@@ -172,6 +173,19 @@ def execute(params: RunParams, *, poison_dead: bool = False,
         record["stats"] = [_stats_dict(r.stats) for r in result.launches if r.stats is not None]
     record["plugins"] = plugin_record(config, params.plugins)
     return RunOutcome(params, result, record, config)
+
+
+def _check_policies(params: RunParams, config: Any) -> None:
+    """Resolve the config's policy names now (the plug-ins are loaded), so an unknown
+    one names the preset file or override it came from, as other config errors do."""
+    from tlpsim.errors import ConfigError
+    from tlpsim.policies.registry import resolve_config
+
+    try:
+        resolve_config(config)
+    except ConfigError as exc:
+        source = f"preset '{params.preset}'" + "".join(f", {k}={v}" for k, v in sorted(params.overrides.items()))
+        raise ConfigError(f"invalid configuration ({source}): {exc}") from None
 
 
 def _check_code(params: RunParams, code: dict[str, Any]) -> None:

@@ -85,11 +85,42 @@ def _axes(table: dict) -> list[tuple[str, list]]:
 
 def _strings(data: dict, key: str, default: list, where: str) -> list:
     v = data.get(key, default)
-    if isinstance(v, (str, int)):
+    if isinstance(v, str):
         v = [v]
     if not isinstance(v, list) or not v:
-        raise ConfigError(f"{where}: '{key}' must be a non-empty list")
+        raise ConfigError(f"{where}: '{key}' must be a non-empty list of names")
+    bad = [x for x in v if not isinstance(x, str)]
+    if bad:
+        raise ConfigError(f"{where}: '{key}' must be a list of names (strings), got {bad[0]!r}")
     return v
+
+
+def _seed(value: Any, where: str) -> int:
+    # the same rule as `tlpsim run --seed`: a whole number >= 0 (1.5 would be cut to 1)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"{where}: a seed is a whole number >= 0, got {value!r}")
+    return value
+
+
+def _seeds(data: dict, where: str) -> list[int]:
+    v = data.get("seeds", [1])
+    v = v if isinstance(v, list) else [v]
+    if not v:
+        raise ConfigError(f"{where}: 'seeds' must be a non-empty list")
+    return [_seed(x, f"{where}: 'seeds'") for x in v]
+
+
+def _table(data: dict, key: str, where: str) -> dict:
+    v = data.get(key, {})
+    if not isinstance(v, dict):
+        raise ConfigError(f"{where}: '{key}' must be a table ([{key}] or {key} = {{ ... }}), got {v!r}")
+    return v
+
+
+def _empty_axes(table: dict, where: str, name: str) -> None:
+    for k, v in table.items():
+        if v == []:
+            raise ConfigError(f"{where}: [{name}] {k!r} is an empty list: an axis needs at least one value")
 
 
 def parse_spec(text: str, source: str = "<spec>", name: str | None = None, plugins: tuple[str, ...] = ()) -> SweepSpec:
@@ -107,11 +138,17 @@ def parse_spec(text: str, source: str = "<spec>", name: str | None = None, plugi
         if isinstance(data.get(table), dict) and "plugins" in data[table]:
             raise ConfigError(f"{source}: 'plugins' is inside [{table}]: write it before the spec's first "
                               "[table] (a TOML key after a table header belongs to that table)")
+    for table in ("overrides", "policies", "baseline"):
+        _table(data, table, source)
+    if not isinstance(data.get("name", ""), str):
+        raise ConfigError(f"{source}: 'name' must be a string, got {data['name']!r}")
     plugins = tuple(dict.fromkeys(tuple(plugins) + _spec_plugins(data, source)))
     mode = data.get("mode", "timing")
     overrides = _flatten(data.get("overrides", {}), source)
+    _empty_axes(overrides, source, "overrides")
     from tlpsim.policies.registry import EXTENSION_POINTS
 
+    _empty_axes(data.get("policies", {}), source, "policies")
     for point, choices in data.get("policies", {}).items():
         if point not in EXTENSION_POINTS:
             raise ConfigError(f"{source}: [policies] {point!r} is not an extension point "
@@ -122,26 +159,36 @@ def parse_spec(text: str, source: str = "<spec>", name: str | None = None, plugi
         workloads = _strings(data, "workloads", [], source)
         sizes = _strings(data, "sizes", ["small"], source)
         presets = _strings(data, "presets", ["gtx480"], source)
-        seeds = _strings(data, "seeds", [1], source)
+        seeds = _seeds(data, source)
         axes = _axes(overrides)
         keys = [k for k, _ in axes]
         for wl, size, seed, preset, *vals in itertools.product(workloads, sizes, seeds, presets, *(v for _, v in axes)):
-            runs.append(RunParams(wl, size, preset, dict(zip(keys, vals)), int(seed), mode, plugins))
+            runs.append(RunParams(wl, size, preset, dict(zip(keys, vals)), seed, mode, plugins))
     elif overrides:
         raise ConfigError(f"{source}: [overrides] given but no 'workloads' list to apply them to")
-    for k, item in enumerate(data.get("runs", [])):
+    explicit = data.get("runs", [])
+    if not isinstance(explicit, list) or not all(isinstance(item, dict) for item in explicit):
+        raise ConfigError(f"{source}: 'runs' must be an array of tables ([[runs]] sections), got {explicit!r}")
+    for k, item in enumerate(explicit):
         where = f"{source}: [[runs]] #{k + 1}"
         bad = sorted(set(item) - _RUN_KEYS)
         if bad or "workload" not in item:
             raise ConfigError(f"{where}: needs 'workload' and may have {', '.join(sorted(_RUN_KEYS))}"
                               + (f" (unknown: {', '.join(bad)})" if bad else ""))
+        for param in ("workload", "size", "preset"):
+            if not isinstance(item.get(param, ""), str):
+                raise ConfigError(f"{where}: '{param}' must be a name (a string), got {item[param]!r}")
         runs.append(RunParams(item["workload"], item.get("size", "small"), item.get("preset", "gtx480"),
-                              _flatten(item.get("overrides", {}), where), int(item.get("seed", 1)), mode, plugins))
+                              _flatten(_table(item, "overrides", where), where), _seed(item.get("seed", 1), where),
+                              mode, plugins))
     if not runs:
         raise ConfigError(f"{source}: the sweep has no runs (give 'workloads' or [[runs]])")
     baseline = _flatten(data.get("baseline", {}), source)
     if "workload" in baseline or "seed" in baseline:
         raise ConfigError(f"{source}: [baseline] may not fix 'workload' or 'seed' (runs are normalised per workload)")
+    for param in _BASE_PARAMS:
+        if not isinstance(baseline.get(param, ""), str):
+            raise ConfigError(f"{source}: [baseline] '{param}' must be a name (a string), got {baseline[param]!r}")
     for p in list(runs):
         b = baseline_of(p, baseline)
         if b is not None:
@@ -168,7 +215,14 @@ def load_spec(path: str | Path, plugins: tuple[str, ...] = ()) -> SweepSpec:
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"sweep spec not found: {p}")
-    return parse_spec(p.read_text(encoding="utf-8"), str(p), None, plugins)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:  # TOML is UTF-8: a binary file, or another encoding
+        raise ConfigError(f"{p}: not a UTF-8 text file (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+                          "a sweep spec is a TOML file") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read the sweep spec {p}: {exc.strerror or exc}") from None
+    return parse_spec(text, str(p), None, plugins)
 
 
 def _dedup(runs: list[RunParams]) -> list[RunParams]:

@@ -7,12 +7,18 @@ A run's key includes the fingerprint of its plug-in code, so after a plug-in is
 edited the same parameters are simulated again under a new key. The database
 keeps the older row but remembers, per parameter point, the key the latest sweep
 asked for (meta "current"); readers see only those rows unless they ask for the
-stale ones too."""
+stale ones too.
+
+A row that cannot be read (a column edited by hand into invalid JSON) is skipped
+with a `ResultsDBWarning` naming the file, run key, row id and column: the other
+rows stay usable, and an experiment re-simulates the skipped run. A corrupt meta
+value is an error naming its key (meta is the sweep's bookkeeping, not a run)."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +62,10 @@ COLUMNS = ("key", "sweep", "workload", "size", "preset", "seed", "mode", "overri
            "run_dir", "stats")
 
 
+class ResultsDBWarning(UserWarning):
+    """A results-database row that cannot be read; it is skipped."""
+
+
 def params_key(row: dict) -> str:
     """`RunParams.params_key` of a database row (its parameter point, whatever the code)."""
     return RunParams(row["workload"], row["size"], row["preset"], row["overrides"], row["seed"],
@@ -67,6 +77,7 @@ class ResultsDB:
 
     def __init__(self, path: str | Path, create: bool = True) -> None:
         self.path = Path(path)
+        self._warned: set[tuple[int, str]] = set()
         if not create and not self.path.is_file():
             raise TlpsimError(f"no such results database: {self.path}")
         if self.path.is_dir():
@@ -88,7 +99,7 @@ class ResultsDB:
         row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         if row is None:
             self.set_meta("schema_version", SCHEMA_VERSION)
-        elif int(json.loads(row[0])) != SCHEMA_VERSION:
+        elif self.get_meta("schema_version") != SCHEMA_VERSION:
             raise TlpsimError(f"{self.path}: results database schema {row[0]}, this tlpsim reads {SCHEMA_VERSION}")
 
     def close(self) -> None:
@@ -108,7 +119,20 @@ class ResultsDB:
 
     def get_meta(self, key: str, default: Any = None) -> Any:
         row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return json.loads(row[0]) if row else default
+        if row is None:
+            return default
+        try:
+            return json.loads(row[0])
+        except (TypeError, ValueError) as exc:
+            raise TlpsimError(f"{self.path}: meta value '{key}' is not valid JSON ({exc}); the runs are intact: "
+                              f"remove it with sqlite3 {self.path} \"DELETE FROM meta WHERE key='{key}'\"") from None
+
+    def _unreadable(self, key: str, rowid: int, column: str, exc: Exception, remedy: str) -> None:
+        if (rowid, column) in self._warned:  # rows() runs twice for `tlpsim results`: one warning
+            return
+        self._warned.add((rowid, column))
+        warnings.warn(f"{self.path}: run {key} (row {rowid}): column '{column}' is not valid JSON ({exc}); the run "
+                      f"is skipped; {remedy}", ResultsDBWarning, stacklevel=3)
 
     def record_sweep(self, spec) -> None:
         """Remember the spec and its baseline (for `tlpsim plot --normalize baseline`)."""
@@ -155,19 +179,30 @@ class ResultsDB:
         with other plug-in code are left out, or with `include_stale` marked
         `stale: True`."""
         cols = COLUMNS if with_stats else tuple(c for c in COLUMNS if c != "stats")
-        cur = self.conn.execute(f"SELECT {','.join(cols)} FROM runs ORDER BY workload, size, seed, preset, overrides")
+        cur = self.conn.execute(f"SELECT rowid, {','.join(cols)} FROM runs "
+                                "ORDER BY workload, size, seed, preset, overrides")
         current = self.get_meta("current", {})
         out = []
-        for values in cur:
+        for rowid, *values in cur:
             d = dict(zip(cols, values))
-            d["overrides"] = json.loads(d["overrides"])
-            want = current.get(params_key(d))
-            if want is not None and want != d["key"]:
-                if not include_stale:
-                    continue
-                d["stale"] = True
-            if with_stats and d.get("stats"):
-                d["stats"] = json.loads(d["stats"])
+            column = "overrides"
+            try:
+                d["overrides"] = json.loads(d["overrides"])
+                if not isinstance(d["overrides"], dict):
+                    raise ValueError(f"a JSON object was expected, got {type(d['overrides']).__name__}")
+                want = current.get(params_key(d))
+                if want is not None and want != d["key"]:
+                    if not include_stale:
+                        continue
+                    d["stale"] = True
+                column = "stats"
+                if with_stats and d.get("stats"):
+                    d["stats"] = json.loads(d["stats"])
+            except (TypeError, ValueError) as exc:
+                # a sweep counts the row as done, so only removing it gets the run simulated again
+                self._unreadable(d["key"], rowid, column, exc, f"to simulate it again, delete the row (sqlite3 "
+                                 f"{self.path} \"DELETE FROM runs WHERE rowid={rowid}\") and run the sweep again")
+                continue
             out.append(d)
         return out
 
@@ -180,9 +215,15 @@ class ResultsDB:
         at a time (records are parsed lazily: a large DB is never loaded whole)."""
         for k in range(0, len(keys), 500):
             chunk = keys[k:k + 500]
-            q = f"SELECT key, status, error, stats FROM runs WHERE key IN ({','.join('?' * len(chunk))})"
-            for key, status, error, stats in self.conn.execute(q, chunk).fetchall():
-                yield key, status, error, (json.loads(stats) if stats else None)
+            q = f"SELECT rowid, key, status, error, stats FROM runs WHERE key IN ({','.join('?' * len(chunk))})"
+            for rowid, key, status, error, stats in self.conn.execute(q, chunk).fetchall():
+                try:
+                    record = json.loads(stats) if stats else None
+                except ValueError as exc:  # left out: the caller sees the run as not yet simulated
+                    self._unreadable(key, rowid, "stats", exc, "it counts as not simulated (an experiment "
+                                     "simulates it again and replaces the row)")
+                    continue
+                yield key, status, error, record
 
     def count(self, status: str | None = None) -> int:
         if status is None:

@@ -38,6 +38,9 @@ def flatten(row: dict, metrics: bool = False) -> dict:
     return out
 
 
+_BOOLS = ("1", "0", "true", "false", "yes", "no")
+
+
 def _coerce(text: str, like):
     if isinstance(like, bool):
         return text.lower() in ("1", "true", "yes")
@@ -49,15 +52,36 @@ def _coerce(text: str, like):
     return text
 
 
+_GRAMMAR = "expected COLUMN OP VALUE with OP one of =, !=, <, <=, >, >= (e.g. --where workload=vecadd --where ipc>100)"
+
+
 def parse_where(conds: tuple[str, ...] | list[str]) -> list[tuple[str, str, str]]:
+    """(column, op, value) of each `--where` condition; a malformed one is an error
+    naming it (`ipc>>3` would otherwise compare ipc with the text '>3' and keep
+    nothing, silently)."""
     out = []
     for c in conds:
         m = _COND.match(c)
         if not m:
-            raise TlpsimError(f"--where {c!r}: expected COLUMN OP VALUE with OP one of =, !=, <, <=, >, >= "
-                              "(e.g. --where workload=vecadd --where ipc>100)")
-        out.append((m.group(1), m.group(2), m.group(3)))
+            raise TlpsimError(f"--where {c!r}: {_GRAMMAR}")
+        col, op, value = m.groups()
+        if not value:
+            raise TlpsimError(f"--where {c!r}: no value after {op!r}; {_GRAMMAR}")
+        if value[0] in "=<>" or value.startswith("!="):
+            raise TlpsimError(f"--where {c!r}: {value!r} after {op!r} is not a value (one operator between "
+                              f"column and value; '=' tests equality, not '=='); {_GRAMMAR}; quote a value that "
+                              "starts with an operator character, e.g. error='<lambda>'")
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        out.append((col, op, value))
     return out
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def matches(row: dict, conds: list[tuple[str, str, str]]) -> bool:
@@ -77,10 +101,20 @@ def matches(row: dict, conds: list[tuple[str, str, str]]) -> bool:
 
 
 def check_columns(rows: list[dict], conds: list[tuple[str, str, str]]) -> None:
+    """Every condition names a column of the table and a value of its type: an
+    unknown column lists the known ones, a word compared with a numeric column
+    (`ipc>fast`) or a non-boolean with a boolean one is an error, not 0 rows."""
     known = set().union(*(r.keys() for r in rows)) if rows else set()
-    for col, _, _ in conds:
+    for col, op, text in conds:
         if rows and col not in known:
             raise TlpsimError(f"--where: no column {col!r} (columns: {', '.join(sorted(known))})")
+        sample = next((r[col] for r in rows if r.get(col) is not None), None)
+        cond = f"--where '{col}{op}{text}'"
+        if isinstance(sample, bool):
+            if text.lower() not in _BOOLS:
+                raise TlpsimError(f"{cond}: column {col} is true or false; {text!r} is not (use true or false)")
+        elif isinstance(sample, (int, float)) and _number(text) is None:
+            raise TlpsimError(f"{cond}: column {col} holds numbers; {text!r} is not a number")
 
 
 def select(db_rows: list[dict], where: tuple[str, ...] = (), metrics: bool = False) -> list[dict]:
