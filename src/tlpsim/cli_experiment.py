@@ -48,10 +48,14 @@ def _only(value: str | None) -> list[str] | None:
 @click.option("--out", default=None, type=click.Path(file_okay=False),
               help="Output folder for figures, tables, summary.json and index.html (default: runs/NAME-SIZE).")
 @click.option("--retry-failed", is_flag=True, help="Simulate again the runs recorded as failed.")
+@click.option("--doc", default=None, type=click.Path(dir_okay=False),
+              help="Also write a Markdown page of the results (e.g. docs/experiments/NAME.md; its figures go to a "
+                   "folder beside it; text outside the generated part is kept).")
 @plugin_option
 @_friendly
 def run_cmd(name: str, size: str, only: str | None, workers: int | None, dask_address: str | None,
-            db_path: str | None, out: str | None, retry_failed: bool, plugins: tuple[str, ...] = ()) -> None:
+            db_path: str | None, out: str | None, retry_failed: bool, doc: str | None,
+            plugins: tuple[str, ...] = ()) -> None:
     """Simulate what experiment NAME needs (runs already in the database are reused)
     and write its figures, tables and claim table."""
     from tlpsim.experiments.runner import DEFAULT_DB, default_out, run_experiment
@@ -60,7 +64,7 @@ def run_cmd(name: str, size: str, only: str | None, workers: int | None, dask_ad
     specs = [lp.spec for lp in activate(plugins)]
     res = run_experiment(name, size, only=_only(only), workers=workers, dask=dask_address,
                          db_path=db_path or DEFAULT_DB, out=out or default_out(name, size),
-                         retry_failed=retry_failed, echo=click.echo, plugins=specs)
+                         retry_failed=retry_failed, echo=click.echo, plugins=specs, doc=doc)
     _print_claims(res.claims)
     click.echo(f"{res.ran} runs simulated, {res.reused} reused, {len(res.failed)} failed; "
                f"{res.wall_seconds:.0f} s; outputs in {out or default_out(name, size)}")
@@ -79,12 +83,15 @@ def run_cmd(name: str, size: str, only: str | None, workers: int | None, dask_ad
 @click.option("--out", default=None, type=click.Path(file_okay=False),
               help="Also rewrite the outputs (figures, tables, summary.json, index.html) here.")
 @click.option("--json", "as_json", is_flag=True, help="The claims as JSON.")
+@click.option("--doc", default=None, type=click.Path(dir_okay=False),
+              help="Also write the Markdown page of the results (see `experiment run --doc`).")
 @_friendly
-def check_cmd(name: str, size: str, only: str | None, db_path: str | None, out: str | None, as_json: bool) -> None:
+def check_cmd(name: str, size: str, only: str | None, db_path: str | None, out: str | None, as_json: bool,
+              doc: str | None) -> None:
     """Re-evaluate experiment NAME's claims from the results database (no simulation)."""
     from tlpsim.experiments.runner import DEFAULT_DB, check_experiment
 
-    res = check_experiment(name, size, db_path=db_path or DEFAULT_DB, only=_only(only), out=out)
+    res = check_experiment(name, size, db_path=db_path or DEFAULT_DB, only=_only(only), out=out, doc=doc)
     if as_json:
         click.echo(json.dumps({"claims": [c.to_dict() for c in res.claims], "missing_runs": res.missing},
                               indent=1, default=float))

@@ -53,6 +53,14 @@ def test_bad_arguments_are_named(tmp_path):
     assert r.returncode == 2 and "fig99" in r.stderr and "fig12" in r.stderr
     r = cli("experiment", "check", "lcs_bcs", "--db", "none.sqlite", cwd=tmp_path, check=False)
     assert r.returncode == 2 and "no results database" in r.stderr
+    (tmp_path / "afile").write_text("x")
+    r = cli("experiment", "run", "lcs_bcs", "--size", "tiny", "--out", "afile/out", "--db", "r.sqlite", cwd=tmp_path,
+            check=False)
+    assert r.returncode == 2 and "cannot write the output folder afile/out" in r.stderr and "nothing was run" in r.stderr
+    assert not (tmp_path / "r.sqlite").exists()
+    r = cli("experiment", "run", "lcs_bcs", "--size", "tiny", "--doc", "afile/x.md", "--db", "r.sqlite", cwd=tmp_path,
+            check=False)
+    assert r.returncode == 2 and "cannot write the Markdown page afile/x.md" in r.stderr
     listing = cli("experiment", "list", cwd=tmp_path).stdout
     assert "lcs_bcs" in listing and "fig19" in listing
 
@@ -82,7 +90,7 @@ def test_tiny_experiment_resumes_after_kill_and_writes_every_output(tmp_path):
         assert c.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
     full = cli("experiment", "run", "lcs_bcs", "--size", "tiny", "--workers", "2", "--db", db.name, "--out", "out",
-               cwd=tmp_path, timeout=1500)
+               "--doc", "docs/lcs.md", cwd=tmp_path, timeout=1500)
     assert _counts(full.stdout)[1] == len(resumed)               # the part's runs are reused
     final = _rows(db)
     assert all(final[k] == v for k, v in resumed.items())
@@ -106,6 +114,21 @@ def test_tiny_experiment_resumes_after_kill_and_writes_every_output(tmp_path):
     as_json = json.loads(cli("experiment", "check", "lcs_bcs", "--size", "tiny", "--db", db.name, "--json",
                              cwd=tmp_path).stdout)
     assert [c["verdict"] for c in as_json["claims"]] == [c["verdict"] for c in summary["claims"]]
+
+    # the Markdown page: how it was made, the claim table, every figure; text around the generated part survives
+    page = tmp_path / "docs" / "lcs.md"
+    text = page.read_text()
+    assert "runs simulated" in text and "wall time" in text and "2 worker(s)" in text
+    assert all(f"| `{i}` |" in text for i in ids)
+    for a in LcsBcs("tiny").artefacts:
+        assert f"### {a.name}:" in text, a.name
+        if a.kind == "figure":
+            assert f"![{a.name}](lcs/{a.name}.png)" in text and (tmp_path / "docs" / "lcs" / f"{a.name}.png").exists()
+    page.write_text(text.replace("(Why each failing claim fails", "Hand-written: kmeans is a stand-in. (Why"))
+    cli("experiment", "check", "lcs_bcs", "--size", "tiny", "--db", db.name, "--doc", "docs/lcs.md", cwd=tmp_path)
+    again_text = page.read_text()
+    assert "Hand-written: kmeans is a stand-in." in again_text and again_text.count("## Claims") == 1
+    assert "wall time" in again_text        # the run's record is kept in the database for the page
 
 
 def test_plugin_option_reaches_every_run_of_an_experiment(tmp_path):

@@ -7,7 +7,9 @@ alone."""
 
 from __future__ import annotations
 
+import os
 import shlex
+import tempfile
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -104,14 +106,18 @@ def _progress(total: int, enabled: bool):
 def run_experiment(name: str, size: str = "small", *, only: Iterable[str] | None = None, workers: int | None = None,
                    dask: str | None = None, db_path: str | Path = DEFAULT_DB, out: str | Path | None = None,
                    retry_failed: bool = False, echo: Callable[[str], None] = print, progress: bool = True,
-                   command: str = "", plugins: Iterable[str] = ()) -> Outcome:
-    """Simulate what `name` needs at `size` and write its outputs to `out`; `plugins`
-    (`--plugin` specs, already loaded) are loaded by every run."""
+                   command: str = "", plugins: Iterable[str] = (), doc: str | Path | None = None) -> Outcome:
+    """Simulate what `name` needs at `size` and write its outputs to `out` (and the
+    Markdown page `doc`); `plugins` (`--plugin` specs, already loaded) are loaded by
+    every run."""
+    from tlpsim.experiments.doc import run_meta
     from tlpsim.sweep.backends import make_backend
 
     exp = make(name, size, tuple(plugins))
     only = _check_only(exp, only)
+    _check_outputs(out or default_out(name, size), doc)
     t0 = time.perf_counter()
+    load_start = os.getloadavg()[0]
     backend = make_backend(workers, dask)
     outcome = Outcome([])
     attempted: set[str] = set()
@@ -133,11 +139,29 @@ def run_experiment(name: str, size: str = "small", *, only: Iterable[str] | None
         results = store.results(planned)
         exp.extra_runs(results, db, echo)
         outcome.missing = sorted(store.labels[k] for k in planned if k not in store.digests)
-        _finish(exp, results, outcome, out or default_out(name, size),
-                {"command": command or _command(), "wall_seconds": round(time.perf_counter() - t0, 1),
-                 "workers": backend.describe(), "db": str(db_path)})
+        run = {**run_meta(backend.describe(), time.perf_counter() - t0, load_start),
+               "command": command or _command(), "ran": outcome.ran, "reused": outcome.reused,
+               "failed": len(outcome.failed), "only": list(only or [])}
+        if not only:  # the page describes the whole experiment's last run
+            db.set_meta(_run_key(exp), run)
+        _finish(exp, results, outcome, out or default_out(name, size), {**run, "db": str(db_path)}, doc, run)
     outcome.wall_seconds = time.perf_counter() - t0
     return outcome
+
+
+def _check_outputs(out: str | Path, doc: str | Path | None) -> None:
+    """Before simulating: the output folder and the page can be written (the runs
+    themselves are safe in the database either way)."""
+    from tlpsim.report.outputs import check_dir, check_file
+
+    check_dir(out, "output folder", "--out")
+    if doc is not None:
+        check_file(doc, "Markdown page", "--doc")
+        check_dir(Path(doc).with_suffix(""), "folder of the page's figures", "--doc")
+
+
+def _run_key(exp: Experiment) -> str:
+    return f"experiment:{exp.name}:{exp.size}:last_run:{exp.code}"
 
 
 def _simulate(exp: Experiment, db: ResultsDB, store: _Store, backend: Any, todo: list[ExpRun], outcome: Outcome,
@@ -171,22 +195,32 @@ def _simulate(exp: Experiment, db: ResultsDB, store: _Store, backend: Any, todo:
             bar.stop()
 
 
-def _finish(exp: Experiment, results: Results, outcome: Outcome, out: str | Path, meta: dict) -> None:
+def _finish(exp: Experiment, results: Results, outcome: Outcome, out: str | Path | None, meta: dict,
+            doc: str | Path | None = None, run: dict | None = None) -> None:
     from tlpsim.experiments.outputs import write_outputs
 
     data = exp.analyse(results)
     outcome.claims = exp.claims(data)
+    if doc is not None and out is None:
+        out = tempfile.mkdtemp(prefix=f"tlpsim-{exp.name}-")  # the page's figures are drawn here, then copied
     if out is not None:
         outcome.files = write_outputs(exp, data, outcome, Path(out), meta)
+    if doc is not None:
+        from tlpsim.experiments.doc import write_doc
+
+        outcome.files.append(write_doc(exp, outcome, outcome.files, doc, run, meta.get("command") or _command()))
 
 
 def check_experiment(name: str, size: str = "small", *, db_path: str | Path = DEFAULT_DB,
-                     only: Iterable[str] | None = None, out: str | Path | None = None) -> Outcome:
+                     only: Iterable[str] | None = None, out: str | Path | None = None,
+                     doc: str | Path | None = None) -> Outcome:
     """The claims of `name` from the runs the database holds (nothing is simulated)."""
     from tlpsim.errors import TlpsimError
 
     exp = make(name, size)
     only = _check_only(exp, only)
+    if out is not None or doc is not None:
+        _check_outputs(out or Path(tempfile.gettempdir()), doc)
     if not Path(db_path).is_file():
         raise TlpsimError(f"no results database at {db_path}: run `tlpsim experiment run {name}` first "
                           f"(or give --db)")
@@ -205,7 +239,8 @@ def check_experiment(name: str, size: str = "small", *, db_path: str | Path = DE
         outcome.reused = len(planned & set(store.digests))
         outcome.missing = sorted(store.labels[k] for k in planned if k not in store.digests)
         outcome.failed = [RunFailure(store.labels.get(k, k), e) for k, e in store.errors.items() if k in planned]
-        _finish(exp, results, outcome, out, {"command": _command(), "db": str(db_path)})
+        _finish(exp, results, outcome, out, {"command": _command(), "db": str(db_path)}, doc,
+                db.get_meta(_run_key(exp)))
     return outcome
 
 
