@@ -7,9 +7,8 @@ import sys
 
 import click
 
-from tlpsim.cli_plugins import plugin_option
-
 from tlpsim.cli_errors import friendly as _friendly
+from tlpsim.cli_plugins import plugin_option
 from tlpsim.report.console import table
 
 SIZES = ["tiny", "small", "paper"]

@@ -14,7 +14,6 @@ import os
 import platform
 import shutil
 from pathlib import Path
-from typing import Any
 
 from tlpsim.experiments.base import Experiment, Outcome
 from tlpsim.experiments.outputs import fmt

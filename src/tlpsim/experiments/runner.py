@@ -9,15 +9,22 @@ from __future__ import annotations
 
 import os
 import shlex
-import tempfile
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from tlpsim.experiments import get_experiment
-from tlpsim.experiments.base import ExpRun, Experiment, Outcome, Results, RunFailure, merge_runs
+from tlpsim.experiments.base import (
+    Experiment,
+    ExpRun,
+    Outcome,
+    Results,
+    RunFailure,
+    merge_runs,
+)
 from tlpsim.sweep.fingerprint import simulator_fingerprint
 from tlpsim.sweep.store import ResultsDB
 
@@ -32,8 +39,8 @@ def default_out(name: str, size: str) -> Path:
 
 
 def make(name: str, size: str, plugins: tuple[str, ...] = ()) -> Experiment:
-    from tlpsim.workloads.registry import SIZES
     from tlpsim.errors import TlpsimError
+    from tlpsim.workloads.registry import SIZES
 
     if size not in SIZES:
         raise TlpsimError(f"unknown size {size!r}; choose one of {', '.join(SIZES)}")
@@ -93,8 +100,14 @@ def _progress(total: int, enabled: bool):
     if not enabled:
         return None
     from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                               TimeRemainingColumn)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     console = Console(stderr=True)
     if not console.is_terminal:
