@@ -28,14 +28,24 @@ def main() -> None:
 @click.argument("source", type=click.Path(dir_okay=False))
 @click.option("--arch", default="sm_80", show_default=True, help="Target SM architecture (sm_75 or newer).")
 @click.option("--maxrregcount", type=int, default=None, help="Register limit per thread passed to nvcc/ptxas.")
+@click.option("-D", "--define-macro", "defines", multiple=True, metavar="NAME[=VALUE]",
+              help="Define a preprocessor macro, as nvcc -D (repeatable).")
+@click.option("-I", "--include-path", "include_dirs", multiple=True, metavar="DIR",
+              type=click.Path(exists=True, file_okay=False), help="Add an include directory, as nvcc -I (repeatable).")
+@click.option("--std", default=None, metavar="STD", help="C++ standard, as nvcc --std (default c++17).")
 @click.option("--json", "as_json", is_flag=True, help="Print the resource usage as JSON.")
 @_friendly
-def compile_cmd(source: str, arch: str, maxrregcount: int | None, as_json: bool) -> None:
+def compile_cmd(source: str, arch: str, maxrregcount: int | None, defines: tuple[str, ...],
+                include_dirs: tuple[str, ...], std: str | None, as_json: bool) -> None:
     """Compile a CUDA file to PTX and list its kernels with their resource usage."""
     from tlpsim.frontend.loader import load_program
     from tlpsim.frontend.names import qualified_name
+    from tlpsim.frontend.options import split_options
 
-    prog = load_program(Path(source), arch=arch, maxrregcount=maxrregcount)
+    # spelled as nvcc options, so frontend.options parses them as RawModule(options=...) does
+    options = [f"-D{d}" for d in defines] + [f"-I{d}" for d in include_dirs] + ([f"--std={std}"] if std else [])
+    used = split_options(options, maxrregcount=maxrregcount)
+    prog = load_program(Path(source), arch=arch, options=options, maxrregcount=maxrregcount)
     rows = []
     for name in prog.kernels:
         res = prog.resources.get(name)
@@ -43,8 +53,12 @@ def compile_cmd(source: str, arch: str, maxrregcount: int | None, as_json: bool)
         row.update(res.to_dict() if res else {})
         rows.append(row)
     if as_json:
-        click.echo(json.dumps({"source": source, "arch": arch, "kernels": rows}, indent=2))
+        click.echo(json.dumps({"source": source, "arch": arch, "compile_options": used.to_dict(),
+                               "nvcc_command": prog.compile_result.command[1:] if prog.compile_result else None,
+                               "kernels": rows}, indent=2))
         return
+    if options and prog.compile_result:
+        click.echo("nvcc " + " ".join(prog.compile_result.command[1:]))
     cols = ("kernel", "registers", "shared_bytes", "local_bytes", "spill_stores", "const_bytes", "barriers")
     heads = ("kernel", "regs", "smem B", "local B", "spill B", "cmem B", "barriers")
     table(heads, [[r.get(c, "-") for c in cols] for r in rows])
