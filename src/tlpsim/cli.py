@@ -152,6 +152,11 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
     params = RunParams(workload, size, preset, dict(parse_override(o) for o in overrides), seed, mode,
                        tuple(lp.spec for lp in loaded))
     limits = {k: v for k, v in (("budget_factor", budget_factor), ("time_limit", time_limit)) if v is not None}
+    if mode == "functional":  # compile as the preset's timing run does, so both execute the same PTX
+        from tlpsim.config.loader import load_config
+
+        gpu = load_config(preset).gpu
+        limits.update(arch=gpu.arch, maxrregcount=gpu.maxrregcount)
     outcome = execute(params, poison_dead=poison_dead, device_options=limits,
                       on_device=lambda dev: RunProgress(dev, f"{workload} ({size})"))
     result, record = outcome.result, outcome.record
@@ -159,8 +164,11 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
     if as_json:
         click.echo(json.dumps(record, indent=2, default=float))
     else:
+        compiled = next((r["compile"] for r in record["launches"] if r.get("compile")), {})
         click.echo(f"workload {workload} ({wl.description}); size {size}; {mode} mode"
-                   + (f"; preset {preset}" if mode == "timing" else ""))
+                   + (f"; preset {preset}" if mode == "timing" else f"; compiled as preset {preset}")
+                   + (f" ({compiled['arch']}, -maxrregcount={compiled['maxrregcount']})"
+                      if compiled.get("maxrregcount") else f" ({compiled['arch']})" if compiled else ""))
         console.functional_report(result, record["launches"])
         if mode == "timing":
             console.timing_report(result)

@@ -61,6 +61,7 @@ class LaunchRecord:
     trace: Trace | None = field(default=None, repr=False)
     wall_seconds: float = 0.0
     from_cache: bool = False  # replayed from the trace cache instead of executed
+    compile: dict = field(default_factory=dict)  # how the kernel's PTX was made: arch, maxrregcount, nvcc flags
     device: Any = field(default=None, repr=False, compare=False)
     _stats: Any = field(default=None, repr=False)
 
@@ -125,9 +126,17 @@ class Device:
 
             self._timing = TimingSession(self.config, dense=dense)  # dense: tick every cycle (reference)
             self.memory.host_write_hooks.append(self._timing.host_copy)
-            g = self._timing.config.gpu
+        if self.config is not None:
+            # a preset's compile options apply in both modes, so a functional run and a
+            # timing run of one config execute the same PTX
+            g = self._timing.config.gpu if self._timing is not None else _gpu_section(self.config)
             self.arch = arch if arch != "sm_80" else g.arch
             self.maxrregcount = maxrregcount if maxrregcount is not None else g.maxrregcount
+
+    @property
+    def compile_options(self) -> dict:
+        """What kernels are compiled with on this device (unless a module overrides it)."""
+        return {"arch": self.arch, "maxrregcount": self.maxrregcount}
 
     def __enter__(self) -> "Device":
         Device._stack.append(self)
@@ -218,7 +227,8 @@ class Device:
                            resources=program.resources.get(kernel.name),
                            warp_instructions=outcome.warp_instructions,
                            thread_instructions=outcome.trace.thread_instructions if outcome.trace else 0,
-                           trace=outcome.trace, wall_seconds=time.perf_counter() - t0, from_cache=cached)
+                           trace=outcome.trace, wall_seconds=time.perf_counter() - t0, from_cache=cached,
+                           compile=program.compile_record())
         if self._timing is not None and outcome.trace is not None:
             res = program.resources.get(kernel.name)
             over = resources or {}
@@ -245,6 +255,15 @@ class Device:
 
 
 _default_device: Device | None = None
+
+
+def _gpu_section(config):
+    """The [gpu] section (arch, maxrregcount) of a preset name or a GPUConfig."""
+    if isinstance(config, str):
+        from tlpsim.config.loader import load_config
+
+        config = load_config(config)
+    return config.gpu
 
 
 def _n_warps(grid, block) -> int:

@@ -110,6 +110,11 @@ class CompileResult:
     cache_key: str = ""
 
     @property
+    def flags(self) -> list[str]:
+        """The nvcc flags (the command without nvcc, the source file and ``-o out.ptx``)."""
+        return list(self.command[1:-3])
+
+    @property
     def kernels(self) -> list[str]:
         """Mangled names of the entry kernels (ptxas report order)."""
         return [name for name, r in self.resources.items() if r.is_entry]

@@ -37,7 +37,8 @@ def launch_rows(result) -> list[dict]:
                "registers": rec.resources.registers if rec.resources else None,
                "shared_bytes": (rec.resources.shared_bytes if rec.resources else 0) + rec.shared_mem,
                "warp_instructions": rec.warp_instructions, "thread_instructions": rec.thread_instructions,
-               "wall_seconds": round(rec.wall_seconds, 4), "mthread_inst_per_s": round(rate, 2)}
+               "wall_seconds": round(rec.wall_seconds, 4), "mthread_inst_per_s": round(rate, 2),
+               "compile": rec.compile}
         if rec.stats is not None:
             st = rec.stats
             row.update({"cycles": st.cycles, "ipc": round(st.ipc, 2),
