@@ -130,11 +130,14 @@ def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool
                    "(default 10000, or TLPSIM_BUDGET_FACTOR).")
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Wall-clock limit per launch (default none, or TLPSIM_TIME_LIMIT).")
+@click.option("--oob-reads", type=click.Choice(["error", "zero"]), default="error", show_default=True,
+              help="Global loads outside every allocation: an illegal-address error, or read 0 (counted per launch). "
+                   "Out-of-bounds stores stay errors.")
 @plugin_option
 @_friendly
 def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, seed: int, stats_out: str | None,
             run_dir: str | None, poison_dead: bool, as_json: bool, energy_plot: str | None = None,
-            budget_factor: float | None = None, time_limit: float | None = None,
+            budget_factor: float | None = None, time_limit: float | None = None, oob_reads: str = "error",
             plugins: tuple[str, ...] = ()) -> None:
     """Run a built-in workload, verify its output against NumPy, and report. Writes a
     run directory (params, resolved config, stats, timeline, versions)."""
@@ -152,6 +155,8 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
     params = RunParams(workload, size, preset, dict(parse_override(o) for o in overrides), seed, mode,
                        tuple(lp.spec for lp in loaded))
     limits = {k: v for k, v in (("budget_factor", budget_factor), ("time_limit", time_limit)) if v is not None}
+    if oob_reads != "error":
+        limits["oob_reads"] = oob_reads
     if mode == "functional":  # compile as the preset's timing run does, so both execute the same PTX
         from tlpsim.config.loader import load_config
 

@@ -372,19 +372,22 @@ class ChunkRunner:
         return cta, tid
 
     def _error(self, message: str, pc: int, thread: int | None, address: int | None = None,
-               cls: type[KernelError] = KernelError) -> KernelError:
+               cls: type[KernelError] = KernelError, hint: str = "") -> KernelError:
         cta = tid = None
         if thread is not None:
             cta, tid = self._coords(thread)
         ins = self.ck.fn.instructions[pc]
         return cls(message, kernel=self.ck.display_name, cta=cta, thread=tid, line=ins.line,
-                           address=address, filename=self.ck.module.filename)
+                   address=address, filename=self.ck.module.filename, hint=hint)
 
     def _fault(self, pc: int, eidx: np.ndarray, fault: MemoryFault):
         thread = int(eidx[fault.lane]) if fault.lane < eidx.size else None
         ins = self.ck.fn.instructions[pc]
+        hint = ""
+        if ins.base in ("ld", "ldu") and fault.reason == "out-of-bounds access" and not self.st.oob_zero:
+            hint = "to let loads outside every allocation read 0, use Device(oob_reads='zero') or --oob-reads zero"
         raise self._error(f"illegal memory access: {fault.reason} at {fault.space} address {fault.address:#x} "
-                          f"by '{ins}'", pc, thread, fault.address) from None
+                          f"by '{ins}'", pc, thread, fault.address, hint=hint) from None
 
     def _trap(self, pc: int, eidx: np.ndarray):
         msg = "trap instruction executed (e.g. a failed device-side assert)"
