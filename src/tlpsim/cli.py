@@ -234,14 +234,15 @@ def trace_cmd(workload: str, size: str, as_json: bool) -> None:
     from tlpsim.workloads.registry import get_workload
 
     if workload.endswith(".npz"):
-        from tlpsim.trace.cache import TraceCache
+        from tlpsim.trace.cache import BadTrace, read_trace_file
 
         path = Path(workload)
         if not path.is_file():
             raise tlpsim.TlpsimError(f"no such trace file: {path}")
-        trace = TraceCache(path.parent).load(path.stem)
-        if trace is None:
-            raise tlpsim.TlpsimError(f"{path} is not a valid trace of this tlpsim version (stale or corrupt)")
+        try:
+            trace = read_trace_file(path)[0]
+        except BadTrace as exc:
+            raise tlpsim.TlpsimError(f"{path} is not a valid trace of this tlpsim version: it {exc}") from None
         summaries = [trace.summary()]
     else:
         with tlpsim.Device():

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-TRACE_FORMAT_VERSION = 2
+TRACE_FORMAT_VERSION = 3  # 3: files hold their key; the checksum covers the header
 SHARED_BANK_COUNTS = (8, 16, 32, 64)  # columns of mem_bank_degree
 SPACE_CODES = {"global": 0, "shared": 1, "local": 2, "const": 3, "param": 4, "kparam": 5, "generic": 6}
 SPACE_NAMES = {v: k for k, v in SPACE_CODES.items()}
