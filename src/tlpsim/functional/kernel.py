@@ -74,6 +74,17 @@ class CompiledKernel:
         return self.fn.name
 
     @property
+    def access_kinds(self) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
+        """Global-memory access kind, size and atomic destination per instruction
+        (functional.xcta), computed once."""
+        kinds = self.__dict__.get("_access_kinds")
+        if kinds is None:
+            from tlpsim.functional.xcta import access_kinds
+
+            kinds = self.__dict__["_access_kinds"] = access_kinds(self)
+        return kinds
+
+    @property
     def display_name(self) -> str:
         """The kernel's source-level name (`ns::k` for a mangled `_ZN2ns1kEv`), for messages."""
         from tlpsim.frontend.names import qualified_name

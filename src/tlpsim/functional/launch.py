@@ -16,6 +16,7 @@ from tlpsim.functional.runaway import RunLimits
 from tlpsim.functional.simt import ChunkRunner
 from tlpsim.functional.state import ChunkState, Geometry
 from tlpsim.functional.tracer import TraceRecorder
+from tlpsim.functional.xcta import CrossCtaTracker
 from tlpsim.trace.format import Trace
 
 DEFAULT_CHUNK_THREADS = 1 << 16
@@ -49,11 +50,14 @@ def run_launch(ck: CompiledKernel, memory, grid, block, kernel_params: np.ndarra
     shared = lay.shared_static_bytes + int(dynamic_shared)
     wpc = geom.warps_per_cta
     n_warps = geom.n_ctas * wpc
-    recorder = None
+    recorder = xcta = None
     if trace:
         spaces = [ck.oc.space_of_access(ins) if ins.opclass in ("mem", "atomic") else None
                   for ins in ck.fn.instructions]
         recorder = TraceRecorder(ck.fn, spaces, geom.grid, geom.block, n_warps, wpc, value_classes)
+        # waits for values other CTAs write: the timing model checks their co-residency
+        if ck.access_kinds[0].any():
+            xcta = CrossCtaTracker(memory, *ck.access_kinds, warps_per_cta=wpc)
     per_chunk = max(1, chunk_threads // (wpc * 32))
     total = oob = 0
     remaining = limits.budget
@@ -67,6 +71,9 @@ def run_launch(ck: CompiledKernel, memory, grid, block, kernel_params: np.ndarra
         if recorder is not None:
             recorder.begin_chunk(begin * wpc)
         runner = ChunkRunner(ck, st, recorder, remaining, warp_base=begin * wpc, limits=limits, deadline=deadline)
+        if xcta is not None:
+            runner.xcta = xcta
+            xcta.begin_chunk(runner)
         runner.run()
         total += runner.warp_insts
         oob += st.oob_reads
@@ -75,7 +82,8 @@ def run_launch(ck: CompiledKernel, memory, grid, block, kernel_params: np.ndarra
         if progress is not None:
             progress(end, geom.n_ctas, total)
     out = recorder.finish(tuple(i.opclass for i in ck.fn.instructions),
-                          {"shared_bytes": shared, "local_bytes": lay.local_bytes}) if recorder else None
+                          {"shared_bytes": shared, "local_bytes": lay.local_bytes},
+                          deps=xcta.dependencies() if xcta is not None else None) if recorder else None
     return LaunchOutcome(out, total, oob if oob_reads == "zero" else None)
 
 

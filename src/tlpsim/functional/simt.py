@@ -66,6 +66,7 @@ class ChunkRunner:
         self.expected: dict[tuple[int, int], int] = {}  # warps a counted (named) barrier waits for
         self.warp_insts = 0
         self.count = np.zeros(n_w, dtype=np.int64)  # warp instructions executed per warp (= trace position)
+        self.xcta = None  # a functional.xcta.CrossCtaTracker when the launch is traced
 
     # ------------------------------------------------------------ scheduling
 
@@ -158,6 +159,8 @@ class ChunkRunner:
         tracer = self.tracer
         runaway, count, back = self.runaway, self.count, ck.back_edges
         timed = runaway.deadline is not None
+        xcta = self.xcta
+        xkinds = xcta.kinds if xcta is not None else None
         while True:
             if not heap:
                 if runaway.resume():  # parked spinning warps get another turn
@@ -206,6 +209,8 @@ class ChunkRunner:
                     self._fault(pc, eidx, fault)
                 except DeviceAssertion as failed:
                     raise self._error(str(failed), pc, int(eidx[failed.lane]), cls=DeviceAssertError) from None
+                if xkinds is not None and xkinds[pc]:
+                    xcta.access(pc, eidx, addrs)
                 if poison is not None and pc in poison.post:
                     poison.apply(st, poison.post[pc], warps)
                 self.move(warps, pc + 1)
