@@ -201,8 +201,11 @@ class CrossCtaTracker:
         other = (writer != 0) & (wwarp // wpc != rwarp // wpc)
         if not other.any():
             return
+        rwarp, wwarp, wpcs = rwarp[other], wwarp[other], writer[other] & PC_MASK
+        # a spinning warp sees the same writer every round: look at each (reader warp, writer CTA) once
+        _, first = np.unique((rwarp << 32) | (wwarp // wpc), return_index=True)
         found = self.found
-        for r, w, wp in zip(rwarp[other].tolist(), wwarp[other].tolist(), (writer[other] & PC_MASK).tolist()):
+        for r, w, wp in zip(rwarp[first].tolist(), wwarp[first].tolist(), wpcs[first].tolist()):
             key = (r, w // wpc)
             if key not in found:
                 # count[] was advanced before the instruction ran: its trace position is count - 1
