@@ -28,15 +28,25 @@ def main() -> None:
 @click.argument("source", type=click.Path(dir_okay=False))
 @click.option("--arch", default="sm_80", show_default=True, help="Target SM architecture (sm_75 or newer).")
 @click.option("--maxrregcount", type=int, default=None, help="Register limit per thread passed to nvcc/ptxas.")
+@click.option("-D", "--define-macro", "defines", multiple=True, metavar="NAME[=VALUE]",
+              help="Define a preprocessor macro, as nvcc -D (repeatable).")
+@click.option("-I", "--include-path", "include_dirs", multiple=True, metavar="DIR",
+              type=click.Path(exists=True, file_okay=False), help="Add an include directory, as nvcc -I (repeatable).")
+@click.option("--std", default=None, metavar="STD", help="C++ standard, as nvcc --std (default c++17).")
 @click.option("--json", "as_json", is_flag=True, help="Print the resource usage as JSON.")
 @_friendly
-def compile_cmd(source: str, arch: str, maxrregcount: int | None, as_json: bool) -> None:
+def compile_cmd(source: str, arch: str, maxrregcount: int | None, defines: tuple[str, ...],
+                include_dirs: tuple[str, ...], std: str | None, as_json: bool) -> None:
     """Compile a CUDA file to PTX and list its kernels with their resource usage."""
     from tlpsim.source_files import check_source_file
     from tlpsim.frontend.loader import load_program
     from tlpsim.frontend.names import qualified_name
+    from tlpsim.frontend.options import split_options
 
-    prog = load_program(check_source_file(source), arch=arch, maxrregcount=maxrregcount)
+    # spelled as nvcc options, so frontend.options parses them as RawModule(options=...) does
+    options = [f"-D{d}" for d in defines] + [f"-I{d}" for d in include_dirs] + ([f"--std={std}"] if std else [])
+    used = split_options(options, maxrregcount=maxrregcount)
+    prog = load_program(check_source_file(source), arch=arch, options=options, maxrregcount=maxrregcount)
     rows = []
     for name in prog.kernels:
         res = prog.resources.get(name)
@@ -44,8 +54,12 @@ def compile_cmd(source: str, arch: str, maxrregcount: int | None, as_json: bool)
         row.update(res.to_dict() if res else {})
         rows.append(row)
     if as_json:
-        click.echo(json.dumps({"source": source, "arch": arch, "kernels": rows}, indent=2))
+        click.echo(json.dumps({"source": source, "arch": arch, "compile_options": used.to_dict(),
+                               "nvcc_command": prog.compile_result.command[1:] if prog.compile_result else None,
+                               "kernels": rows}, indent=2))
         return
+    if options and prog.compile_result:
+        click.echo("nvcc " + " ".join(prog.compile_result.command[1:]))
     cols = ("kernel", "registers", "shared_bytes", "local_bytes", "spill_stores", "const_bytes", "barriers")
     heads = ("kernel", "regs", "smem B", "local B", "spill B", "cmem B", "barriers")
     table(heads, [[r.get(c, "-") for c in cols] for r in rows])
@@ -118,11 +132,14 @@ def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool
                    "(default 10000, or TLPSIM_BUDGET_FACTOR).")
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Wall-clock limit per launch (default none, or TLPSIM_TIME_LIMIT).")
+@click.option("--oob-reads", type=click.Choice(["error", "zero"]), default="error", show_default=True,
+              help="Global loads outside every allocation: an illegal-address error, or read 0 (counted per launch). "
+                   "Out-of-bounds stores stay errors.")
 @plugin_option
 @_friendly
 def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, seed: int, stats_out: str | None,
             run_dir: str | None, poison_dead: bool, as_json: bool, energy_plot: str | None = None,
-            budget_factor: float | None = None, time_limit: float | None = None,
+            budget_factor: float | None = None, time_limit: float | None = None, oob_reads: str = "error",
             plugins: tuple[str, ...] = ()) -> None:
     """Run a built-in workload, verify its output against NumPy, and report. Writes a
     run directory (params, resolved config, stats, timeline, versions)."""
@@ -140,6 +157,13 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
     params = RunParams(workload, size, preset, dict(parse_override(o) for o in overrides), seed, mode,
                        tuple(lp.spec for lp in loaded))
     limits = {k: v for k, v in (("budget_factor", budget_factor), ("time_limit", time_limit)) if v is not None}
+    if oob_reads != "error":
+        limits["oob_reads"] = oob_reads
+    if mode == "functional":  # compile as the preset's timing run does, so both execute the same PTX
+        from tlpsim.config.loader import load_config
+
+        gpu = load_config(preset).gpu
+        limits.update(arch=gpu.arch, maxrregcount=gpu.maxrregcount)
     outcome = execute(params, poison_dead=poison_dead, device_options=limits,
                       on_device=lambda dev: RunProgress(dev, f"{workload} ({size})"))
     result, record = outcome.result, outcome.record
@@ -147,8 +171,11 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
     if as_json:
         click.echo(json.dumps(record, indent=2, default=float))
     else:
+        compiled = next((r["compile"] for r in record["launches"] if r.get("compile")), {})
         click.echo(f"workload {workload} ({wl.description}); size {size}; {mode} mode"
-                   + (f"; preset {preset}" if mode == "timing" else ""))
+                   + (f"; preset {preset}" if mode == "timing" else f"; compiled as preset {preset}")
+                   + (f" ({compiled['arch']}, -maxrregcount={compiled['maxrregcount']})"
+                      if compiled.get("maxrregcount") else f" ({compiled['arch']})" if compiled else ""))
         console.functional_report(result, record["launches"])
         if mode == "timing":
             console.timing_report(result)
@@ -209,14 +236,15 @@ def trace_cmd(workload: str, size: str, as_json: bool) -> None:
     from tlpsim.workloads.registry import get_workload
 
     if workload.endswith(".npz"):
-        from tlpsim.trace.cache import TraceCache
+        from tlpsim.trace.cache import BadTrace, read_trace_file
 
         path = Path(workload)
         if not path.is_file():
             raise tlpsim.TlpsimError(f"no such trace file: {path}")
-        trace = TraceCache(path.parent).load(path.stem)
-        if trace is None:
-            raise tlpsim.TlpsimError(f"{path} is not a valid trace of this tlpsim version (stale or corrupt)")
+        try:
+            trace = read_trace_file(path)[0]
+        except BadTrace as exc:
+            raise tlpsim.TlpsimError(f"{path} is not a valid trace of this tlpsim version: it {exc}") from None
         summaries = [trace.summary()]
     else:
         with tlpsim.Device():

@@ -61,7 +61,7 @@ class KernelError(TlpsimError):
     CTA, thread, PTX line and (for memory faults) the address."""
 
     def __init__(self, message: str, *, kernel: str = "", cta: tuple | None = None, thread: tuple | None = None,
-                 line: int | None = None, address: int | None = None, filename: str = "") -> None:
+                 line: int | None = None, address: int | None = None, filename: str = "", hint: str = "") -> None:
         self.kernel = kernel
         self.cta = cta
         self.thread = thread
@@ -79,6 +79,8 @@ class KernelError(TlpsimError):
             where.append(f"{filename or 'PTX'} line {line}")
         if where:
             parts.append(" in " + ", ".join(where))
+        if hint:
+            parts.append("; " + hint)
         super().__init__("".join(parts))
 
 

@@ -28,7 +28,7 @@ from tlpsim.frontend.names import qualified_name
 from tlpsim.frontend.name_expressions import add_name_expressions, check_expressions, is_template_name, lowered_names
 from tlpsim.frontend.resources import ResourceUsage
 from tlpsim.functional.kernel import CompiledKernel
-from tlpsim.functional.launch import LaunchOutcome, as_dim3, cooperative_launch, run_launch
+from tlpsim.functional.launch import OOB_READS, LaunchOutcome, as_dim3, cooperative_launch, run_launch
 from tlpsim.functional.launch_args import (
     DEFAULT_SHARED_PER_BLOCK,
     LaunchArgumentError,
@@ -61,6 +61,8 @@ class LaunchRecord:
     trace: Trace | None = field(default=None, repr=False)
     wall_seconds: float = 0.0
     from_cache: bool = False  # replayed from the trace cache instead of executed
+    compile: dict = field(default_factory=dict)  # how the kernel's PTX was made: arch, maxrregcount, nvcc flags
+    oob_reads: int | None = None  # Device(oob_reads="zero"): lane loads outside every allocation that read 0
     device: Any = field(default=None, repr=False, compare=False)
     _stats: Any = field(default=None, repr=False)
 
@@ -89,9 +91,12 @@ class Device:
                  chunk_threads: int | None = None, maxrregcount: int | None = None,
                  trace_cache: bool | str | None = None, dense: bool = False,
                  poison_dead_registers: bool = False, budget_factor: float | None = None,
-                 time_limit: float | None = None) -> None:
+                 time_limit: float | None = None, oob_reads: str = "error") -> None:
         if mode not in ("functional", "timing"):
             raise TlpsimError(f"Device mode must be 'functional' or 'timing', not {mode!r}")
+        if oob_reads not in OOB_READS:
+            raise TlpsimError(f"Device oob_reads must be 'error' (an illegal-address error, the default) or 'zero' "
+                              f"(global loads outside every allocation read 0 and are counted), not {oob_reads!r}")
         self.config = config if config is not None else ("gtx480" if mode == "timing" else None)
         self.mode = mode
         Device._created += 1
@@ -108,6 +113,8 @@ class Device:
         self.value_classes = value_classes
         # overwrite registers where the analyses say they are dead (soundness check)
         self.poison_dead_registers = poison_dead_registers
+        # global loads outside every allocation: "error" (CUDA's illegal address) or "zero" (read 0, counted)
+        self.oob_reads = oob_reads
         self.chunk_threads = chunk_threads or int(os.environ.get("TLPSIM_CHUNK_THREADS", 1 << 16))
         self.memory = DeviceMemory()
         # memoise launches on disk: on by default in timing mode (sweeps re-run workloads)
@@ -125,9 +132,17 @@ class Device:
 
             self._timing = TimingSession(self.config, dense=dense)  # dense: tick every cycle (reference)
             self.memory.host_write_hooks.append(self._timing.host_copy)
-            g = self._timing.config.gpu
+        if self.config is not None:
+            # a preset's compile options apply in both modes, so a functional run and a
+            # timing run of one config execute the same PTX
+            g = self._timing.config.gpu if self._timing is not None else _gpu_section(self.config)
             self.arch = arch if arch != "sm_80" else g.arch
             self.maxrregcount = maxrregcount if maxrregcount is not None else g.maxrregcount
+
+    @property
+    def compile_options(self) -> dict:
+        """What kernels are compiled with on this device (unless a module overrides it)."""
+        return {"arch": self.arch, "maxrregcount": self.maxrregcount}
 
     def __enter__(self) -> "Device":
         Device._stack.append(self)
@@ -192,7 +207,9 @@ class Device:
         params = pack_params(kernel.params, tuple(args), shown, _addresses_on(self))
         t0 = time.perf_counter()
         outcome, cached = None, False
-        memoise = self.trace_cache is not None and not self.poison_dead_registers and not ck.has_syscalls
+        # a replayed launch would neither fault nor count its out-of-bounds reads
+        memoise = (self.trace_cache is not None and not self.poison_dead_registers and not ck.has_syscalls
+                   and self.oob_reads == "error")
         if memoise:
             key = launch_key(program.module.source, kernel.name, as_dim3(grid, "grid"), as_dim3(block, "block"),
                              int(shared_mem), params, self.memory)
@@ -209,7 +226,7 @@ class Device:
             outcome = run_launch(ck, self.memory, grid, block, params, shared_mem, trace=self.trace,
                                  chunk_threads=coop.chunk_threads if coop else self.chunk_threads,
                                  value_classes=self.value_classes, limits=limits,
-                                 constants=coop.constants if coop else None)
+                                 constants=coop.constants if coop else None, oob_reads=self.oob_reads)
             if memoise and outcome.trace is not None:
                 store_quietly(self.trace_cache, key, outcome.trace, memory_diff(before, self.memory.data))
         rec = LaunchRecord(kernel=qualified_name(kernel.name), mangled=kernel.name, grid=as_dim3(grid, "grid"),
@@ -218,7 +235,8 @@ class Device:
                            resources=program.resources.get(kernel.name),
                            warp_instructions=outcome.warp_instructions,
                            thread_instructions=outcome.trace.thread_instructions if outcome.trace else 0,
-                           trace=outcome.trace, wall_seconds=time.perf_counter() - t0, from_cache=cached)
+                           trace=outcome.trace, wall_seconds=time.perf_counter() - t0, from_cache=cached,
+                           compile=program.compile_record(), oob_reads=outcome.oob_reads)
         if self._timing is not None and outcome.trace is not None:
             res = program.resources.get(kernel.name)
             over = resources or {}
@@ -245,6 +263,15 @@ class Device:
 
 
 _default_device: Device | None = None
+
+
+def _gpu_section(config):
+    """The [gpu] section (arch, maxrregcount) of a preset name or a GPUConfig."""
+    if isinstance(config, str):
+        from tlpsim.config.loader import load_config
+
+        config = load_config(config)
+    return config.gpu
 
 
 def _n_warps(grid, block) -> int:

@@ -10,6 +10,7 @@ import warnings
 
 import pytest
 
+from tlpsim.cachefile import CacheWarning
 from tlpsim.errors import CompileError, TlpsimError, ToolkitNotFound
 from tlpsim.frontend.nvcc import (
     PtxasWarning,
@@ -135,8 +136,9 @@ def test_corrupt_cache_file_is_rebuilt(cache_env):
     vec = KERNELS.split("__global__ void reduce")[0]
     first = compile_cuda_source(vec, arch="sm_75")
     path = cache_env / f"{first.cache_key}.json"
-    path.write_text('{"format": 1, "ptx": "trunc')
-    second = compile_cuda_source(vec, arch="sm_75")
+    path.write_text('{"format": 2, "ptx": "trunc')
+    with pytest.warns(CacheWarning, match=f"PTX cache entry {path} is unreadable"):
+        second = compile_cuda_source(vec, arch="sm_75")
     assert second.from_cache is False
     assert second.ptx == first.ptx
     assert second.resources["_Z6vecaddPKfS0_Pfi"].registers == 12

@@ -2,8 +2,10 @@
 stale or corrupt file."""
 
 import numpy as np
+import pytest
 
 import tlpsim
+from tlpsim.cachefile import CacheWarning
 from tlpsim.trace.cache import TraceCache
 
 SRC = r'''extern "C" __global__ void k(const int* a, int* b, int* hist, int n) {
@@ -37,8 +39,10 @@ def test_corrupt_or_stale_file_is_rebuilt(tmp_path):
     raw = bytearray(path.read_bytes())
     raw[len(raw) // 2] ^= 0xFF
     path.write_bytes(bytes(raw))
-    assert TraceCache(tmp_path).load(path.stem) is None
-    rec, b, _ = _run(tmp_path)
+    with pytest.warns(CacheWarning, match=f"trace cache entry {path} is unreadable"):
+        assert TraceCache(tmp_path).load(path.stem) is None
+    with pytest.warns(CacheWarning, match=f"trace cache entry {path} is unreadable"):
+        rec, b, _ = _run(tmp_path)
     assert not rec.from_cache
     assert b[3] == 7 * 3 * 3 + 7 * 3
 

@@ -34,6 +34,14 @@ class Program:
     def kernel_resources(self, name: str) -> ResourceUsage | None:
         return self.resources.get(self.kernel(name).name)
 
+    def compile_record(self) -> dict:
+        """How the PTX was made, for launch records: nvcc's arch, register cap and
+        flags, or the PTX's own target when PTX was given."""
+        cr = self.compile_result
+        if cr is None:
+            return {"arch": self.module.arch, "maxrregcount": None, "nvcc": None}
+        return {"arch": cr.arch, "maxrregcount": cr.maxrregcount, "nvcc": cr.flags}
+
 
 def _is_ptx_text(text: str) -> bool:
     head = "\n".join(line for line in text.lstrip().splitlines()[:40] if not line.lstrip().startswith("//"))

@@ -18,8 +18,10 @@ of a source file, the contents of the files it includes with
 ``#include "..."`` (found next to the including file or in ``include_dirs``;
 conditional or macro includes and ``<...>`` headers are not tracked), arch,
 maxrregcount, options, include directories, defines, the toolkit version and
-the cache format version.  Corrupt or mismatching cache files are ignored and
-rewritten; files are written atomically (temporary file + ``os.replace``).
+the cache format version.  Every file stores its key and a checksum of its
+contents (tlpsim.cachefile): a file of another format version is ignored, a
+corrupt one or one holding another compilation is reported with a warning naming
+it and recompiled; files are written atomically (temporary file + ``os.replace``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tlpsim.cachefile import checksum, warn_rebuilt, write_atomic
 from tlpsim.errors import CompileError, TlpsimError
 
 from .resources import (
@@ -63,8 +66,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Bump when the cache file layout or the compile command changes.
-CACHE_FORMAT_VERSION = 1
+#: Bump when the cache file layout or the compile command changes (2: checksummed).
+CACHE_FORMAT_VERSION = 2
 
 #: Default nvcc flags (after ``-ptx -arch=...``).
 DEFAULT_NVCC_FLAGS: tuple[str, ...] = ("-O3", "--std=c++17")
@@ -108,6 +111,11 @@ class CompileResult:
     #: the raw ``ptxas -v`` report
     ptxas_output: str = ""
     cache_key: str = ""
+
+    @property
+    def flags(self) -> list[str]:
+        """The nvcc flags (the command without nvcc, the source file and ``-o out.ptx``)."""
+        return list(self.command[1:-3])
 
     @property
     def kernels(self) -> list[str]:
@@ -192,36 +200,42 @@ def _included_files(source_text: str, source_dir: Path | None, include_dirs: Seq
     return dict(sorted(found.items()))
 
 
+def _payload_checksum(data: Mapping[str, Any]) -> str:
+    """Checksum of a cache file's contents (everything but the checksum itself)."""
+    body = {k: v for k, v in data.items() if k != "checksum"}
+    body = json.loads(json.dumps(body))  # as read back: integer keys (cmem banks) become strings
+    return checksum({"entry": json.dumps(body, sort_keys=True)})
+
+
 def _load_cache(path: Path, key: str) -> CompileResult | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("format") != CACHE_FORMAT_VERSION or data.get("cache_key") != key:
-            log.debug("ignoring stale cache file %s", path)
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        if data.get("format") != CACHE_FORMAT_VERSION:
+            log.debug("ignoring PTX cache file %s of another format version", path)
+            return None
+        if data.get("checksum") != _payload_checksum(data):
+            warn_rebuilt("PTX", path, "is corrupt (checksum mismatch)", stacklevel=5)
+            return None
+        if data.get("cache_key") != key:
+            warn_rebuilt("PTX", path, f"holds another compilation (key {str(data.get('cache_key'))[:16]}...)",
+                         stacklevel=5)
             return None
         return CompileResult.from_dict(data, from_cache=True)
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        log.warning("ignoring unreadable PTX cache file %s (%s); recompiling", path, exc)
+        warn_rebuilt("PTX", path, f"is unreadable ({type(exc).__name__}: {exc})", stacklevel=5)
         return None
 
 
 def _store_cache(path: Path, result: CompileResult) -> None:
     data = result.to_dict()
     data["format"] = CACHE_FORMAT_VERSION
+    data["checksum"] = _payload_checksum(data)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_atomic(path, json.dumps(data).encode("utf-8"))
     except OSError as exc:
         log.warning("cannot write PTX cache file %s: %s", path, exc)
 

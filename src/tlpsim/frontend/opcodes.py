@@ -55,7 +55,7 @@ TERMINATORS = frozenset({"bra", "brx", "ret", "exit", "trap"})
 _SFU = frozenset({"sin", "cos", "ex2", "lg2", "rcp", "sqrt", "rsqrt", "tanh"})
 _MEM = frozenset({"ld", "ldu", "st", "prefetch", "prefetchu", "cp", "ldmatrix", "stmatrix", "discard", "applypriority"})
 _WARP = frozenset({"shfl", "vote", "match", "redux", "activemask", "elect"})
-_TEX = frozenset({"tex", "tld4", "txq", "suld", "sust", "sured", "suq"})
+TEX = frozenset({"tex", "tld4", "txq", "suld", "sust", "sured", "suq", "istypeof"})  # textures and surfaces
 _TENSOR = frozenset({"mma", "wmma", "wgmma", "tcgen05", "movmatrix"})
 
 OPCLASSES = (
@@ -91,7 +91,7 @@ def classify(base: str, mods: tuple[str, ...], types: tuple[str, ...], space: st
         return "exit"
     if base in _WARP:
         return "warp"
-    if base in _TEX:
+    if base in TEX:
         return "tex"
     if base in _TENSOR:
         return "tensor"

@@ -214,7 +214,7 @@ class FunctionBodyParser:
                                UnsupportedPTX) from None
         if base == "call":
             return self._call(opcode, mods, operand_text, guard, pos)
-        ops = self._operands(operand_text, pos)
+        ops = self._tex_operands(operand_text, pos) if base in opcodes.TEX else self._operands(operand_text, pos)
         if opcodes.has_dest(base, mods) and ops:
             first = ops[0]
             if isinstance(first, tuple):
@@ -264,6 +264,24 @@ class FunctionBodyParser:
             if "|" in part and not part.startswith("["):
                 a, b = part.split("|", 1)
                 out.append((self._operand(a.strip(), pos), self._operand(b.strip(), pos)))
+            else:
+                out.append(self._operand(part, pos))
+        return out
+
+    def _tex_operands(self, text: str, pos: int) -> list:
+        """Operands of texture/surface instructions: `[tex, {coords}]`,
+        `[tex, sampler, {coords}]` and `[surf, {coords}]` become one Vec of the
+        handle, sampler and coordinate operands, so the analyses see the registers
+        read (the functional model rejects these instructions by name)."""
+        out = []
+        for part in split_top(text, ","):
+            part = part.strip()
+            if part.startswith("[") and part.endswith("]") and len(split_top(part[1:-1], ",")) > 1:
+                elems: list[Operand] = []
+                for piece in split_top(part[1:-1], ","):
+                    op = self._operand(piece.strip(), pos)
+                    elems.extend(op.elems if isinstance(op, Vec) else (op,))
+                out.append(Vec(tuple(elems)))
             else:
                 out.append(self._operand(part, pos))
         return out

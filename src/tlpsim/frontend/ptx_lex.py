@@ -11,6 +11,10 @@ from tlpsim.frontend.ir import Imm
 # Directives that end at the newline rather than at ';'.
 LINE_DIRECTIVE_RE = re.compile(r"(?m)^([ \t]*\.(?:version|target|address_size|file|loc)\b[^\n;]*)\n")
 FUNC_HEADER_RE = re.compile(r"\.(?:entry|func)\b")
+# `nvcc -G` debug data: `.section .debug_xxx { .b8 ...; labels; @@DWARF ... }` blocks
+# (their bodies hold no braces), a bare `.section` line, and `@@DWARF` lines of old
+# toolkits. Blanked before statements are split; nothing in them affects execution.
+DEBUG_SECTION_RE = re.compile(r"(?m)^[ \t]*\.section\b[^{};\n]*(?:\s*\{[^{}]*\}|;|$)|^[ \t]*@@DWARF\b[^\n]*")
 COMMENT_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/', re.S)
 STMT_RE = re.compile(r"[^;{}]*[;{}]|[^;{}]+$")
 LABEL_RE = re.compile(r"\s*([A-Za-z_$%][\w$]*)\s*:(?!:)")

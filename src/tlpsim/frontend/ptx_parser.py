@@ -19,6 +19,7 @@ from tlpsim.frontend.ptx_body import FunctionBodyParser
 from tlpsim.frontend.ptx_lex import (
     ARRAY_RE,
     COMMENT_RE,
+    DEBUG_SECTION_RE,
     FUNC_HEADER_RE,
     FUNCTION_DIRECTIVES,
     IGNORED_MODULE_DIRECTIVES,
@@ -92,6 +93,8 @@ class PTXParser:
             return re.sub(r"[^\n]", " ", s)
 
         text = COMMENT_RE.sub(blank, self.source)
+        if ".section" in text or "@@DWARF" in text:
+            text = DEBUG_SECTION_RE.sub(blank, text)
         # same length, so offsets still index self.source
         text = LINE_DIRECTIVE_RE.sub(lambda m: m.group(1) + ";", text)
         self._text = text

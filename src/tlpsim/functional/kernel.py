@@ -74,6 +74,17 @@ class CompiledKernel:
         return self.fn.name
 
     @property
+    def access_kinds(self) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
+        """Global-memory access kind, size and atomic destination per instruction
+        (functional.xcta), computed once."""
+        kinds = self.__dict__.get("_access_kinds")
+        if kinds is None:
+            from tlpsim.functional.xcta import access_kinds
+
+            kinds = self.__dict__["_access_kinds"] = access_kinds(self)
+        return kinds
+
+    @property
     def display_name(self) -> str:
         """The kernel's source-level name (`ns::k` for a mangled `_ZN2ns1kEv`), for messages."""
         from tlpsim.frontend.names import qualified_name
@@ -99,6 +110,10 @@ class CompiledKernel:
             return BARRIER, self._barrier(ins, oc)
         if base in ("membar", "fence", "nanosleep", "pmevent", "brkpt", "griddepcontrol") and base not in semantics:
             return NOP, None
+        if ins.opclass == "tex":
+            raise UnsupportedPTX(f"texture/surface instruction '{ins.opcode}' is not supported: tlpsim does not "
+                                 f"simulate textures or surfaces (kernel {self.display_name}); read the data with "
+                                 "ordinary global loads instead", self.module.filename, ins.line)
         build = semantics.get(base)
         if build is None:
             raise UnsupportedPTX(f"instruction '{ins.opcode}' is not supported by the functional model "

@@ -16,24 +16,33 @@ from tlpsim.functional.runaway import RunLimits
 from tlpsim.functional.simt import ChunkRunner
 from tlpsim.functional.state import ChunkState, Geometry
 from tlpsim.functional.tracer import TraceRecorder
+from tlpsim.functional.xcta import CrossCtaTracker
 from tlpsim.trace.format import Trace
 
 DEFAULT_CHUNK_THREADS = 1 << 16
+
+
+OOB_READS = ("error", "zero")  # what a global load outside every allocation does
 
 
 @dataclass
 class LaunchOutcome:
     trace: Trace | None
     warp_instructions: int
+    oob_reads: int | None = None  # lane loads that read 0 outside every allocation (None: they are errors)
 
 
 def run_launch(ck: CompiledKernel, memory, grid, block, kernel_params: np.ndarray, dynamic_shared: int = 0, *,
                trace: bool = True, budget: int | None = None, chunk_threads: int = DEFAULT_CHUNK_THREADS,
                n_sms: int = 1, value_classes: bool = True, progress=None,
-               limits: RunLimits | None = None, constants: dict | None = None) -> LaunchOutcome:
+               limits: RunLimits | None = None, constants: dict | None = None,
+               oob_reads: str = "error") -> LaunchOutcome:
     """Execute a launch. `limits` (budgets, time limit; see functional.runaway) default
     to a plain total `budget`; `constants` set special registers (e.g. a cooperative
-    launch's grid-barrier workspace, %envreg1/%envreg2)."""
+    launch's grid-barrier workspace, %envreg1/%envreg2). `oob_reads="zero"` lets
+    global loads outside every allocation read 0 (counted) instead of faulting."""
+    if oob_reads not in OOB_READS:
+        raise ValueError(f"oob_reads must be one of {OOB_READS}, not {oob_reads!r}")
     limits = limits or RunLimits(budget)
     deadline = limits.deadline(time.perf_counter())
     geom = Geometry(*check_shape(grid, block, ck.display_name))
@@ -41,13 +50,16 @@ def run_launch(ck: CompiledKernel, memory, grid, block, kernel_params: np.ndarra
     shared = lay.shared_static_bytes + int(dynamic_shared)
     wpc = geom.warps_per_cta
     n_warps = geom.n_ctas * wpc
-    recorder = None
+    recorder = xcta = None
     if trace:
         spaces = [ck.oc.space_of_access(ins) if ins.opclass in ("mem", "atomic") else None
                   for ins in ck.fn.instructions]
         recorder = TraceRecorder(ck.fn, spaces, geom.grid, geom.block, n_warps, wpc, value_classes)
+        # waits for values other CTAs write: the timing model checks their co-residency
+        if ck.access_kinds[0].any():
+            xcta = CrossCtaTracker(memory, *ck.access_kinds, warps_per_cta=wpc)
     per_chunk = max(1, chunk_threads // (wpc * 32))
-    total = 0
+    total = oob = 0
     remaining = limits.budget
     for begin in range(0, geom.n_ctas, per_chunk):
         end = min(begin + per_chunk, geom.n_ctas)
@@ -55,18 +67,24 @@ def run_launch(ck: CompiledKernel, memory, grid, block, kernel_params: np.ndarra
                         lay.param_frame_bytes, n_sms)
         st.constants["dynamic_smem_size"] = int(dynamic_shared)
         st.constants.update(constants or {})
+        st.oob_zero = oob_reads == "zero"
         if recorder is not None:
             recorder.begin_chunk(begin * wpc)
         runner = ChunkRunner(ck, st, recorder, remaining, warp_base=begin * wpc, limits=limits, deadline=deadline)
+        if xcta is not None:
+            runner.xcta = xcta
+            xcta.begin_chunk(runner)
         runner.run()
         total += runner.warp_insts
+        oob += st.oob_reads
         if remaining is not None:
             remaining -= runner.warp_insts
         if progress is not None:
             progress(end, geom.n_ctas, total)
     out = recorder.finish(tuple(i.opclass for i in ck.fn.instructions),
-                          {"shared_bytes": shared, "local_bytes": lay.local_bytes}) if recorder else None
-    return LaunchOutcome(out, total)
+                          {"shared_bytes": shared, "local_bytes": lay.local_bytes},
+                          deps=xcta.dependencies() if xcta is not None else None) if recorder else None
+    return LaunchOutcome(out, total, oob if oob_reads == "zero" else None)
 
 
 @dataclass(frozen=True)
@@ -90,5 +108,5 @@ def cooperative_launch(memory, kernel: str, grid, block) -> CooperativeLaunch:
     return CooperativeLaunch(ws, n_threads)
 
 
-__all__ = ["CooperativeLaunch", "KernelError", "LaunchOutcome", "as_dim3", "cooperative_launch", "pack_params",
+__all__ = ["OOB_READS", "CooperativeLaunch", "KernelError", "LaunchOutcome", "as_dim3", "cooperative_launch", "pack_params",
            "run_launch"]

@@ -117,6 +117,14 @@ class DeviceMemory:
 
     # ---------------------------------------------------------- device accesses
 
+    def inside(self, addresses: np.ndarray, size: int) -> np.ndarray:
+        """Per lane: whether the `size`-byte access lies inside one allocation."""
+        off = addresses.astype(np.int64, copy=False) - GLOBAL_BASE
+        if not self._ends_np.size:
+            return np.zeros(off.shape, dtype=np.bool_)
+        k = np.searchsorted(self._starts_np, off, side="right") - 1
+        return (k >= 0) & (off >= 0) & (off + size <= self._ends_np[np.maximum(k, 0)])
+
     def offsets(self, addresses: np.ndarray, size: int, space: str = "global") -> np.ndarray:
         """Checked byte offsets into `data` for accesses of `size` bytes."""
         off = addresses.astype(np.int64, copy=False) - GLOBAL_BASE

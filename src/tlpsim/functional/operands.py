@@ -27,6 +27,8 @@ Reader = Callable[[ChunkState, np.ndarray], np.ndarray]
 Writer = Callable[[ChunkState, np.ndarray, np.ndarray], None]
 
 _SIGNED = {"s8", "s16", "s32", "s64"}
+_FULL_MASK = 0xFFFFFFFFFFFFFFFF
+_WINDOW_MASK = 0xFFFFFFFF  # shared/local state-space addresses are 32 bits
 
 
 def value_dtype(ptx_type: str) -> np.dtype:
@@ -165,21 +167,31 @@ class OperandCompiler:
         return self.layout.space_of(sym.name)
 
     def address(self, op: Address, ptx_space: str | None) -> Callable[[ChunkState, np.ndarray], np.ndarray]:
-        """Addresses of `[base+offset]` for the lanes idx, as uint64."""
+        """Addresses of `[base+offset]` for the lanes idx, as uint64.
+
+        Shared and local addresses are 32-bit offsets in their windows and wrap
+        modulo 2^32: nvcc -O3 keeps e.g. `tile - 68*tx` in a register that wraps
+        below zero and adds a positive offset in the access (Rodinia nw)."""
         off = op.offset
         base = op.base
+        bits = _WINDOW_MASK if ptx_space in ("shared", "local") else _FULL_MASK
         if base is None:
-            const = np.uint64(off & 0xFFFFFFFFFFFFFFFF)
+            const = np.uint64(off & bits)
             return lambda st, idx: np.full(len(idx), const, dtype=np.uint64)
         if base.__class__ is Symbol:
             space = self.layout.space_of(base.name)
             value = self.symbol_value(base) + off
             if ptx_space in (None, "generic"):
                 value = to_generic(space, value)
-            const = np.uint64(value)
+            const = np.uint64(value & bits)
             return lambda st, idx: np.full(len(idx), const, dtype=np.uint64)
         rd = self._reg_reader(base, STORAGE[self.fn.reg_types[base.name]])
-        wide = np.uint64(off & 0xFFFFFFFFFFFFFFFF)
+        wide = np.uint64(off & _FULL_MASK)
+        if bits == _WINDOW_MASK:
+            mask = np.uint64(bits)
+            if off == 0 and STORAGE[self.fn.reg_types[base.name]].itemsize <= 4:
+                return lambda st, idx: rd(st, idx).astype(np.uint64)
+            return lambda st, idx: (rd(st, idx).astype(np.uint64) + wide) & mask
         if off == 0:
             return lambda st, idx: rd(st, idx).astype(np.uint64, copy=False)
         return lambda st, idx: rd(st, idx).astype(np.uint64) + wide

@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from tlpsim.cachefile import CacheWarning
 from tlpsim.functional.memory import DeviceMemory
 from tlpsim.paths import writable_dir
 from tlpsim.trace.cache import TraceCache, trace_key
@@ -45,10 +46,6 @@ def apply_diff(memory: DeviceMemory, diff: dict[str, np.ndarray]) -> None:
     for s, n in zip(diff["starts"].tolist(), diff["lengths"].tolist()):
         data[s: s + n] = diff["bytes"][pos: pos + n]
         pos += n
-
-
-class CacheWarning(UserWarning):
-    """A cache cannot be used (unwritable directory, failed write); runs go on without it."""
 
 
 def open_trace_cache(setting: bool | str | os.PathLike | None) -> TraceCache | None:

@@ -66,6 +66,7 @@ class ChunkRunner:
         self.expected: dict[tuple[int, int], int] = {}  # warps a counted (named) barrier waits for
         self.warp_insts = 0
         self.count = np.zeros(n_w, dtype=np.int64)  # warp instructions executed per warp (= trace position)
+        self.xcta = None  # a functional.xcta.CrossCtaTracker when the launch is traced
 
     # ------------------------------------------------------------ scheduling
 
@@ -158,6 +159,8 @@ class ChunkRunner:
         tracer = self.tracer
         runaway, count, back = self.runaway, self.count, ck.back_edges
         timed = runaway.deadline is not None
+        xcta = self.xcta
+        xkinds = xcta.kinds if xcta is not None else None
         while True:
             if not heap:
                 if runaway.resume():  # parked spinning warps get another turn
@@ -206,6 +209,8 @@ class ChunkRunner:
                     self._fault(pc, eidx, fault)
                 except DeviceAssertion as failed:
                     raise self._error(str(failed), pc, int(eidx[failed.lane]), cls=DeviceAssertError) from None
+                if xkinds is not None and xkinds[pc]:
+                    xcta.access(pc, eidx, addrs)
                 if poison is not None and pc in poison.post:
                     poison.apply(st, poison.post[pc], warps)
                 self.move(warps, pc + 1)
@@ -372,19 +377,22 @@ class ChunkRunner:
         return cta, tid
 
     def _error(self, message: str, pc: int, thread: int | None, address: int | None = None,
-               cls: type[KernelError] = KernelError) -> KernelError:
+               cls: type[KernelError] = KernelError, hint: str = "") -> KernelError:
         cta = tid = None
         if thread is not None:
             cta, tid = self._coords(thread)
         ins = self.ck.fn.instructions[pc]
         return cls(message, kernel=self.ck.display_name, cta=cta, thread=tid, line=ins.line,
-                           address=address, filename=self.ck.module.filename)
+                   address=address, filename=self.ck.module.filename, hint=hint)
 
     def _fault(self, pc: int, eidx: np.ndarray, fault: MemoryFault):
         thread = int(eidx[fault.lane]) if fault.lane < eidx.size else None
         ins = self.ck.fn.instructions[pc]
+        hint = ""
+        if ins.base in ("ld", "ldu") and fault.reason == "out-of-bounds access" and not self.st.oob_zero:
+            hint = "to let loads outside every allocation read 0, use Device(oob_reads='zero') or --oob-reads zero"
         raise self._error(f"illegal memory access: {fault.reason} at {fault.space} address {fault.address:#x} "
-                          f"by '{ins}'", pc, thread, fault.address) from None
+                          f"by '{ins}'", pc, thread, fault.address, hint=hint) from None
 
     def _trap(self, pc: int, eidx: np.ndarray):
         msg = "trap instruction executed (e.g. a failed device-side assert)"

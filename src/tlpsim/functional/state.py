@@ -124,6 +124,9 @@ class ChunkState:
         self.local = np.zeros(n * self.local_stride, dtype=np.uint8)
         self.param_frame = np.zeros(n * self.param_stride, dtype=np.uint8)
         self.clock = 0  # advanced by the engine; read by %clock/%clock64
+        # Device(oob_reads="zero"): global loads outside every allocation read 0 and are counted
+        self.oob_zero = False
+        self.oob_reads = 0
 
     # ---------------------------------------------------------- memory
 
@@ -152,6 +155,32 @@ class ChunkState:
         if space == "generic":
             return self._resolve_generic(addrs, idx, size)
         raise ValueError(f"unknown state space {space!r}")
+
+    def oob_load(self, space: str, addrs: np.ndarray, idx: np.ndarray, size: int, fault: MemoryFault) -> list:
+        """Segments of a load whose resolve() raised `fault`: with `oob_zero`, lanes
+        whose global address lies outside every allocation read from a zero page
+        (and are counted in `oob_reads`); anything else raises the fault as before."""
+        if not self.oob_zero or space not in ("global", "const", "generic"):
+            raise fault
+        a = addrs.astype(np.uint64, copy=False)
+        outside = ~self.memory.inside(a, size)
+        if space == "generic":  # shared/local window addresses keep their checks
+            outside &= ~(((a >= SHARED_WINDOW) & (a < SHARED_WINDOW + WINDOW_SIZE))
+                         | ((a >= LOCAL_WINDOW) & (a < LOCAL_WINDOW + WINDOW_SIZE)))
+        if not outside.any():
+            raise fault  # e.g. misaligned inside an allocation
+        bad = np.flatnonzero(outside)
+        good = np.flatnonzero(~outside)
+        segs = []
+        if good.size:
+            try:
+                for sel, buf, offs in self.resolve(space, addrs[good], idx[good], size):
+                    segs.append((good if sel is None else good[sel], buf, offs))
+            except MemoryFault as inner:
+                raise MemoryFault(int(good[inner.lane]), inner.address, inner.reason, inner.space) from None
+        self.oob_reads += int(bad.size)
+        segs.append((bad, _ZERO_PAGE, np.zeros(bad.size, dtype=np.int64)))
+        return segs
 
     def _window_offsets(self, addrs: np.ndarray, size: int, idx: np.ndarray, space: str) -> np.ndarray:
         a = addrs.astype(np.int64, copy=False)
@@ -217,6 +246,9 @@ class ChunkState:
         for sel, buf, offs in segs:
             v = values if sel is None else values[sel]
             _typed(buf, values.dtype)[offs // size] = v
+
+
+_ZERO_PAGE = np.zeros(64, dtype=np.uint8)  # what out-of-bounds loads read (at most a 32-byte vector)
 
 
 def _typed(buf: np.ndarray, dtype: np.dtype) -> np.ndarray:

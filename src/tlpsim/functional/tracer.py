@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from tlpsim.frontend.ir import Function, Reg
-from tlpsim.trace.format import SHARED_BANK_COUNTS, SPACE_CODES, Trace
+from tlpsim.trace.format import DEP_COLUMNS, SHARED_BANK_COUNTS, SPACE_CODES, Trace
 
 LANES = np.arange(32, dtype=np.int64)
 _SECTOR_BITS = 48  # warp position << 48 | sector number stays unique in a uint64
@@ -163,7 +163,7 @@ class TraceRecorder:
 
     # ------------------------------------------------------------ result
 
-    def finish(self, opclasses: tuple[str, ...], meta: dict | None = None) -> Trace:
+    def finish(self, opclasses: tuple[str, ...], meta: dict | None = None, deps: np.ndarray | None = None) -> Trace:
         if self.rows:
             counts = np.array([r[6] for r in self.rows], dtype=np.int64)
             pc = np.repeat(np.array([r[0] for r in self.rows], dtype=np.int32), counts)
@@ -200,7 +200,8 @@ class TraceRecorder:
             mem_bank_degree=(np.concatenate(self.bank_degree) if self.bank_degree
                              else np.zeros((0, len(SHARED_BANK_COUNTS)), dtype=np.int16)),
             warp_cta=(np.arange(self.n_warps) // max(self.warps_per_cta, 1)).astype(np.int32),
-            opclasses=opclasses, meta=meta or {})
+            opclasses=opclasses, meta=meta or {},
+            deps=deps if deps is not None else np.zeros((0, len(DEP_COLUMNS)), dtype=np.int64))
 
 
 def _stable_order(warp: np.ndarray, n_warps: int) -> np.ndarray:

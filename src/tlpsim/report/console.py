@@ -37,7 +37,10 @@ def launch_rows(result) -> list[dict]:
                "registers": rec.resources.registers if rec.resources else None,
                "shared_bytes": (rec.resources.shared_bytes if rec.resources else 0) + rec.shared_mem,
                "warp_instructions": rec.warp_instructions, "thread_instructions": rec.thread_instructions,
-               "wall_seconds": round(rec.wall_seconds, 4), "mthread_inst_per_s": round(rate, 2)}
+               "wall_seconds": round(rec.wall_seconds, 4), "mthread_inst_per_s": round(rate, 2),
+               "compile": rec.compile}
+        if rec.oob_reads is not None:  # Device(oob_reads="zero")
+            row["oob_reads"] = rec.oob_reads
         if rec.stats is not None:
             st = rec.stats
             row.update({"cycles": st.cycles, "ipc": round(st.ipc, 2),
@@ -51,6 +54,12 @@ def functional_report(result, rows) -> None:
           [[r["launch"], r["kernel"], "x".join(map(str, r["grid"])), "x".join(map(str, r["block"])),
             r["registers"], r["shared_bytes"], r["warp_instructions"], r["thread_instructions"],
             r["wall_seconds"], r["mthread_inst_per_s"]] for r in rows])
+    if any("oob_reads" in r for r in rows):  # Device(oob_reads="zero"): say how often it mattered
+        oob = [(r["launch"], r["kernel"], r["oob_reads"]) for r in rows if r.get("oob_reads")]
+        where = ", ".join(f"launch {k} ({name}) {n}" for k, name, n in oob[:5]) + \
+            (f" and {len(oob) - 5} more launches" if len(oob) > 5 else "")
+        click.echo(f"out-of-bounds global reads that returned 0 (--oob-reads zero): {sum(n for *_, n in oob)} lane "
+                   f"loads" + (f": {where}" if oob else ""))
     shown = result.launches[:1] if len(result.launches) > 3 else result.launches
     for rec in shown:
         if rec.trace is not None:

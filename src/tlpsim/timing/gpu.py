@@ -32,6 +32,7 @@ from tlpsim.timing.static import StaticKernel
 from tlpsim.timing.summary import launch_stats
 from tlpsim.timing.timeline import Timeline
 from tlpsim.timing.views import KernelInfo, KernelResources, KernelView, SMView
+from tlpsim.timing.xcta import CrossCtaGates
 
 GPU_WIDE_EVENTS = ("kernel_start", "kernel_end", "window", "timer")  # a GPU-level plug-in hears these once
 BACKING_STORE_BASE = 0x7C00_0000_0000
@@ -60,6 +61,7 @@ class KernelRun:
     shared_banks: int = 32     # shared-memory banks (which conflict-degree column of the trace applies)
     info: KernelInfo | None = None
     started: bool = False  # kernel_start reported
+    gates: CrossCtaGates | None = None  # reads of other CTAs' writes (timing.xcta), None: there are none
     @property
     def n_ctas(self) -> int:
         return self.trace.n_warps // max(self.trace.warps_per_cta, 1)
@@ -108,6 +110,8 @@ class CtaDispatcher(Component):
                 gpu.kernel_started(run, now)
             sm.launch_cta(run, run.next_cta, now)
             run.next_cta += 1
+            if run.gates is not None:
+                run.gates.dispatched(run, run.next_cta - 1, gpu.sms)
             placed = True
         return placed
 
@@ -196,6 +200,9 @@ class GPU:
         run = KernelRun(self.kid, name or trace.kernel, static, trace,
                         KernelResources(tpc, regs_per_thread, smem_per_cta), stream)
         run.shared_banks = self.cfg.sm.shared_banks
+        deps = getattr(trace, "deps", None)
+        if deps is not None and len(deps):
+            run.gates = CrossCtaGates(deps, trace.warps_per_cta)
         if not static.code_addr:  # load the kernel's code once: its lines stay cached across launches
             static.code_addr = self._code_next
             self._code_next += -(-len(static.instrs) * 8 // 256) * 256
@@ -325,6 +332,10 @@ class GPU:
                 "energy_events": dict(self.energy_events)}
 
     def _deadlock(self, runs: list[KernelRun]) -> KernelError:
+        for r in runs:  # warps that wait for a CTA no SM can take: the launch cannot run on this GPU
+            err = r.gates.deadlock_error(r, self) if r.gates is not None else None
+            if err is not None:
+                return err
         stuck = []
         for sm in self.sms:
             for w in sm.warps:

@@ -278,6 +278,8 @@ class IssueStage:
             if ibuf == 0:
                 self.fetch.want(w)
             self.update_ready(w)
+        if npos == w.gate:  # the next instruction read another CTA's write (timing.xcta)
+            w.run.gates.reach(w, self.sm, w.run)
         watch = w.watch
         if watch is not None:
             handlers = watch[si.pc]

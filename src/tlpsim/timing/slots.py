@@ -123,6 +123,8 @@ class Slots:
         if not w.done:
             cta.live += 1
             self.fetch.want(w)
+            if w.gate == 0:  # its first instruction reads another CTA's write (timing.xcta)
+                run.gates.reach(w, self.issue.sm, run)
         return w
 
     def grant_waiting(self, now: int) -> None:

@@ -183,6 +183,10 @@ class SM(Component):
         si = w.instrs[w.pcs[w.pos]]
         if w.pending & (si.src_mask | si.dst_mask):
             return "memory" if w.pending_mem else "scoreboard"
+        from tlpsim.timing.xcta import HOLD_XCTA
+
+        if w.holds & HOLD_XCTA:
+            return "a value another CTA writes (cross-CTA dependency)"
         if w.holds:
             from tlpsim.timing.plugin import HOLD_BITS
 

@@ -41,7 +41,7 @@ class Warp:
     __slots__ = ("slot", "sched", "cta", "run", "gwarp", "pcs", "lanes", "mem", "pos", "n", "pending",
                  "pending_mem", "ibuf", "at_barrier", "done", "view", "mem_blocked", "in_fetch", "si",
                  "thread_total", "pc_hist", "instrs", "mem_rows", "holds", "masks", "vclass", "watch", "block",
-                 "code_addr", "inflight")
+                 "code_addr", "inflight", "gate", "gate_k")
 
     def __init__(self, slot: int, sched: int, cta: CTA, run: Any, gwarp: int, age: int, sm_id: int = 0,
                  keep_masks: bool = False, keep_vclass: bool = False, watch: list[Any] | None = None) -> None:
@@ -89,6 +89,10 @@ class Warp:
         # issued its last instruction holds its CTA's slots until they are done (GPGPU-Sim's
         # hardware_done: stores acknowledged, nothing in the pipeline)
         self.inflight = 0
+        # the next trace position at which the warp read another CTA's write (timing.xcta), -1: none
+        gates = run.gates
+        self.gate: int = gates.first(gwarp) if gates is not None else -1
+        self.gate_k = 0         # index of that dependency in the warp's list
 
 
 class CTA:

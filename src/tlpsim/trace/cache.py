@@ -1,6 +1,7 @@
 """On-disk trace cache keyed by a hash of (PTX, kernel, launch shape, argument
-contents). Each file carries the format version and a checksum of its arrays, so
-a stale or corrupt file is detected and rebuilt, never used."""
+contents). Each file carries the format version, its own key and a checksum of its
+arrays and header (tlpsim.cachefile), so a stale file is ignored and a corrupt or
+swapped one is reported and rebuilt, never used."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ import hashlib
 import io
 import json
 import os
-import tempfile
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
+from tlpsim.cachefile import checksum, warn_rebuilt, write_atomic
 from tlpsim.trace.format import TRACE_FORMAT_VERSION, Trace
 
 
@@ -33,13 +34,8 @@ def trace_key(ptx: str, kernel: str, grid, block, shared_mem: int, arg_blobs: li
     return h.hexdigest()
 
 
-def _checksum(arrays: dict[str, np.ndarray]) -> str:
-    h = hashlib.sha256()
-    for name in sorted(arrays):
-        a = np.ascontiguousarray(arrays[name])
-        h.update(name.encode() + str(a.dtype).encode() + str(a.shape).encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
+def _checksum(key: str, trace_header: dict, arrays: dict[str, np.ndarray]) -> str:
+    return checksum({**arrays, "__key__": key, "__trace__": json.dumps(trace_header, sort_keys=True)})
 
 
 class TraceCache:
@@ -56,22 +52,18 @@ class TraceCache:
         return None if hit is None else hit[0]
 
     def load_with_extra(self, key: str) -> tuple[Trace, dict[str, np.ndarray]] | None:
-        """The cached trace and its extra arrays, or None when absent, of another
-        format version, or corrupt."""
+        """The cached trace and its extra arrays, or None when absent or of another
+        format version (silently), or corrupt or another key's (with a CacheWarning
+        naming the file)."""
         p = self.path(key)
         if not p.exists():
             return None
         try:
-            with np.load(p, allow_pickle=False) as z:
-                header = json.loads(bytes(z["__header__"]).decode())
-                if header.get("version") != TRACE_FORMAT_VERSION:
-                    return None
-                arrays = {k: z[k] for k in z.files if k != "__header__"}
-            if _checksum(arrays) != header.get("checksum"):
-                return None
-            extra = {k[6:]: v for k, v in arrays.items() if k.startswith("extra_")}
-            return Trace.from_arrays(header["trace"], arrays), extra
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError, EOFError):
+            return read_trace_file(p, key)
+        except StaleTrace:
+            return None
+        except BadTrace as exc:
+            warn_rebuilt("trace", p, str(exc))
             return None
 
     def store(self, key: str, trace: Trace, extra: dict[str, np.ndarray] | None = None) -> Path:
@@ -79,11 +71,39 @@ class TraceCache:
         self.dir.mkdir(parents=True, exist_ok=True)
         arrays = trace.arrays()
         arrays.update({f"extra_{k}": v for k, v in (extra or {}).items()})
-        header = {"version": TRACE_FORMAT_VERSION, "checksum": _checksum(arrays), "trace": trace.header()}
+        th = trace.header()
+        header = {"version": TRACE_FORMAT_VERSION, "key": key, "checksum": _checksum(key, th, arrays), "trace": th}
         buf = io.BytesIO()
         np.savez(buf, __header__=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8), **arrays)
-        fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(buf.getvalue())
-        os.replace(tmp, self.path(key))
+        write_atomic(self.path(key), buf.getvalue())
         return self.path(key)
+
+
+class BadTrace(ValueError):
+    """A trace file that must not be used; the message says why ("is corrupt ...")."""
+
+
+class StaleTrace(BadTrace):
+    """A trace file of another format version."""
+
+
+def read_trace_file(path: Path, key: str | None = None) -> tuple[Trace, dict[str, np.ndarray]]:
+    """The trace and extra arrays of one file, checked against its checksum and, when
+    `key` is given, its key. Raises StaleTrace or BadTrace saying what is wrong."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            header = json.loads(bytes(z["__header__"]).decode())
+            if header.get("version") != TRACE_FORMAT_VERSION:
+                raise StaleTrace(f"is of trace format version {header.get('version')}, not {TRACE_FORMAT_VERSION}")
+            arrays = {k: z[k] for k in z.files if k != "__header__"}
+        stored = header.get("key")
+        if key is not None and stored != key:
+            raise BadTrace(f"holds the trace of another launch (key {str(stored)[:16]}...)")
+        if _checksum(str(stored), header["trace"], arrays) != header.get("checksum"):
+            raise BadTrace("is corrupt (checksum mismatch)")
+        extra = {k[6:]: v for k, v in arrays.items() if k.startswith("extra_")}
+        return Trace.from_arrays(header["trace"], arrays), extra
+    except BadTrace:
+        raise
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, zipfile.BadZipFile, EOFError) as exc:
+        raise BadTrace(f"is unreadable ({type(exc).__name__}: {exc})") from None

@@ -22,14 +22,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-TRACE_FORMAT_VERSION = 2
+TRACE_FORMAT_VERSION = 3  # 3: files hold their key; the checksum covers the header
 SHARED_BANK_COUNTS = (8, 16, 32, 64)  # columns of mem_bank_degree
 SPACE_CODES = {"global": 0, "shared": 1, "local": 2, "const": 3, "param": 4, "kparam": 5, "generic": 6}
 SPACE_NAMES = {v: k for k, v in SPACE_CODES.items()}
 VALUE_CLASSES = ("uniform", "stride1", "stride4", "half_uniform", "half_stride1", "half_stride4", "other", "partial")
 
 _ARRAYS = ("pc", "warp", "active", "executed", "mem", "vclass", "warp_offsets", "mem_space", "mem_size",
-           "mem_sector_offsets", "sectors", "mem_bank_degree", "warp_cta")
+           "mem_sector_offsets", "sectors", "mem_bank_degree", "warp_cta", "deps")
+# columns of `deps`: a reader warp read, at its trace position and pc, a value the writer
+# warp (of another CTA, still running) wrote at its pc (functional.xcta)
+DEP_COLUMNS = ("reader_warp", "reader_pos", "reader_pc", "writer_warp", "writer_pc")
 
 
 @dataclass
@@ -56,6 +59,8 @@ class Trace:
     warp_cta: np.ndarray
     opclasses: tuple[str, ...] = ()          # opclass of each static instruction
     meta: dict = field(default_factory=dict)
+    # cross-CTA reads of a running CTA's writes, (n, len(DEP_COLUMNS)) int64, by reader warp and position
+    deps: np.ndarray = field(default_factory=lambda: np.zeros((0, len(DEP_COLUMNS)), dtype=np.int64))
 
     # ------------------------------------------------------------ totals
 

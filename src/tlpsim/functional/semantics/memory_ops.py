@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from tlpsim.frontend.ir import Address, Instruction, Reg, Sink, Symbol, Vec
-from tlpsim.functional.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
+from tlpsim.functional.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE, MemoryFault
 from tlpsim.functional.semantics import semantic
 from tlpsim.functional.state import UNSIGNED_OF_SIZE, VALUE
 
@@ -80,7 +80,10 @@ def build_ld(ins: Instruction, oc):
 
         def exec_ld(st, idx):
             a = addr(st, idx)
-            segs = st.resolve(space, a, idx, size)
+            try:
+                segs = st.resolve(space, a, idx, size)
+            except MemoryFault as fault:
+                segs = st.oob_load(space, a, idx, size, fault)  # re-raises unless such reads return 0
             if len(segs) == 1 and segs[0][0] is None:
                 _, buf, offs = segs[0]
                 vals = buf.view(dt)[offs >> shift]
@@ -97,7 +100,10 @@ def build_ld(ins: Instruction, oc):
 
     def exec_ldv(st, idx):
         a = addr(st, idx)
-        segs = st.resolve(space, a, idx, total)
+        try:
+            segs = st.resolve(space, a, idx, total)
+        except MemoryFault as fault:
+            segs = st.oob_load(space, a, idx, total, fault)
         if len(segs) == 1 and segs[0][0] is None:
             _, buf, offs = segs[0]
             typed, pos = buf.view(dt), offs >> shift
