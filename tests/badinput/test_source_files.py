@@ -111,9 +111,6 @@ def test_raw_module_from_a_binary_file_names_it(tmp_path, name):
             tlpsim.RawModule(path=str(f))
 
 
-@pytest.mark.xfail(reason="frontend/loader.py reads a .ptx path with read_text(): a binary file is a "
-                          "UnicodeDecodeError there; the CLI and RawModule(path=) check first (source_files.py), "
-                          "the frontend's owner should too", raises=UnicodeDecodeError, strict=True)
 def test_load_program_on_a_binary_ptx_names_it(tmp_path):
     from tlpsim.errors import TlpsimError
     from tlpsim.frontend.loader import load_program

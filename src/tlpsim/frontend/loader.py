@@ -78,8 +78,9 @@ def load_program(
     elif "\n" not in source and len(source) < 4096 and source.strip().endswith((".cu", ".ptx", ".cuh")):
         path = Path(source.strip())
     if path is not None:
-        if not path.is_file():
-            raise TlpsimError(f"no such file: {path}")
+        from tlpsim.source_files import check_source_file
+
+        check_source_file(path)  # missing, binary or (PTX) non-UTF-8: an error naming the file
         if path.suffix == ".ptx":
             module = parse_ptx(path.read_text(), str(path))
             res: dict[str, ResourceUsage] = {}
