@@ -34,16 +34,6 @@ def exec_cache() -> Path:
     return cache_dir().parent / "exec"
 
 
-_DEBUG_SECTION = re.compile(r"^[ \t]*\.section\s+\.debug_\w+\s*\{.*?^[ \t]*\}[ \t]*$", re.M | re.S)
-
-
-def without_debug_sections(ptx: str) -> str:
-    """The PTX without its DWARF sections: `-lineinfo` emits a `.section .debug_str`
-    (the names that `.loc ... inlined_at` refers to), which the PTX parser does not
-    read; the `.loc` lines stay."""
-    return _DEBUG_SECTION.sub("", ptx) if ".section" in ptx else ptx
-
-
 _NV_STATIC = re.compile(r"^__nv_static_\d+__\w*?_(_Z\w+)$")
 
 
@@ -68,7 +58,7 @@ class FatModule:
             return None
         entry = self.fatbin.best_ptx(self.arch)
         if entry is not None:
-            return without_debug_sections(entry.ptx)
+            return entry.ptx  # DWARF sections (-lineinfo, -G) are skipped by the PTX parser
         if not self.fatbin.prelinked:
             return None
         if self._linked is None:
@@ -76,7 +66,7 @@ class FatModule:
             if any(u is None for u in units):
                 return None
             try:
-                self._linked = without_debug_sections(link_ptx([u.ptx for u in units]))
+                self._linked = link_ptx([u.ptx for u in units])
             except PtxLinkError as exc:
                 raise ModuleError(f"the program's device code (-rdc) cannot be linked: {exc}") from None
         return self._linked
