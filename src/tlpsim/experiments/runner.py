@@ -57,6 +57,7 @@ class _Store:
         self.errors: dict[str, str] = {}   # key -> error of a failed run
         self.seen: set[str] = set()
         self.labels: dict[str, str] = {}
+        self.cost: dict[str, float] = {}   # workload -> longest wall time of its runs so far (s)
 
     def load(self, runs: Iterable[ExpRun]) -> None:
         new = []
@@ -71,6 +72,9 @@ class _Store:
     def add(self, key: str, status: str, error: str | None, record: dict | None) -> None:
         if status == "done" and record is not None:
             self.digests[key] = self.exp.digest(record)
+            w = record.get("workload")
+            if w is not None:
+                self.cost[w] = max(self.cost.get(w, 0.0), float(record.get("wall_seconds") or 0.0))
             self.errors.pop(key, None)
         else:
             self.errors[key] = error or status
@@ -143,6 +147,8 @@ def run_experiment(name: str, size: str = "small", *, only: Iterable[str] | None
                     and (retry_failed or r.key not in store.errors)]
             if not todo:
                 break
+            # longest first (by the workload's runs so far), so no worker idles on a long last run
+            todo.sort(key=lambda r: -sum(store.cost.get(w, 0.0) for w in r.params.workload.split("+")))
             echo(f"{exp.name} ({size}), stage {stage}: {len(runs)} runs planned, {len(todo)} to simulate on "
                  f"{backend.describe()}; results in {db_path}")
             attempted.update(r.key for r in todo)
