@@ -34,7 +34,7 @@ def test_corrupt_cache_entries_are_recomputed(cache, tmp_path, damage):
 def test_trace_command_on_a_corrupt_trace_names_it(tmp_path):
     f = tmp_path / "t.npz"
     f.write_bytes(os.urandom(100))
-    assert_user_error(cli("trace", f), f"{f} is not a valid trace of this tlpsim version (stale or corrupt)")
+    assert_user_error(cli("trace", f), f"{f} is not a valid trace of this tlpsim version: it is unreadable")
     assert_user_error(cli("trace", tmp_path / "none.npz"), f"no such trace file: {tmp_path / 'none.npz'}")
 
 
@@ -51,5 +51,5 @@ def test_corrupt_ptx_cache_entry_is_recompiled_with_a_message(cache, tmp_path):
     entry.write_bytes(b"\x9e" + os.urandom(200))
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
-    assert f"ignoring unreadable PTX cache file {entry}" in res.stderr and "recompiling" in res.stderr
+    assert f"warning: PTX cache entry {entry}" in res.stderr and "ignoring it and rebuilding it" in res.stderr
     assert "k " in res.stdout
