@@ -89,3 +89,18 @@ def test_claims_without_a_type_say_so():
     assert claims["types"].direction is False and claims["types"].measured == 1
     assert "no Type III/IV" in claims["type34_miss"].note
     assert "no Type III" in claims["energy_max"].note
+
+
+def test_bcs_scaling_is_judged_on_stand_ins_that_lose_past_opt_only():
+    d = StudyData()
+    iv = {"workload": "w1", "GTO type": "IV", "GTO drop": 0.2, "BCS+SCA type": "II", "BCS+SCA drop": 0.0}
+    ii = {"workload": "w2", "GTO type": "II", "GTO drop": 0.0, "BCS+SCA type": "I", "BCS+SCA drop": 0.0}
+    d.fig15 = {"LPS": dict(iv), "3DFD": dict(ii)}
+    c = {c.id: c for c in build_claims(d)}["bcs_scaling"]
+    assert c.direction is True and c.measured == 1.0 and c.unit == " of 1"
+    assert "left out: 3DFD" in c.note
+    d.fig15["LPS"]["BCS+SCA type"], d.fig15["LPS"]["BCS+SCA drop"] = "IV", 0.25   # BCS+SCA does not help
+    assert {c.id: c for c in build_claims(d)}["bcs_scaling"].verdict == "FAIL"
+    d.fig15 = {"3DFD": dict(ii)}                                                     # nothing testable
+    c = {c.id: c for c in build_claims(d)}["bcs_scaling"]
+    assert c.verdict == "n/a" and c.note.startswith("not testable: no stand-in is Type III/IV") and "Type II" in c.note
