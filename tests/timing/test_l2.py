@@ -6,7 +6,8 @@ requester at cycle p is accepted by the slice at p + 1 and looked up at
 p + 1 + L (L = hit_latency). A hit reply is pushed then and seen by the requester
 at p + L + 2. A miss pushes its DRAM read at p + 1 + L; the mock DRAM sees it one
 cycle later and answers D cycles after that; the slice sees the data one cycle
-later and replies in the same cycle: the requester sees it at p + L + D + 4.
+later and fills, and replies in the next cycle (GPGPU-Sim's cache_cycle sends ready
+MSHR entries before it fills): the requester sees it at p + L + D + 5.
 """
 
 import random
@@ -168,7 +169,7 @@ def test_read_miss_latency(hit_latency, dram_delay):
     eng, sm, l2, dram = build([(0, req(READ, 3, 0b0110, "a"))], hit_latency=hit_latency, dram_delay=dram_delay)
     run(eng)
     assert dram.log == [(hit_latency + 2, READ, 3 * LINE, 0b0110)]   # only the missing sectors
-    assert sm.latency("a") == hit_latency + dram_delay + 4
+    assert sm.latency("a") == hit_latency + dram_delay + 5   # the fill's reply leaves the next cycle
     s = l2.stats
     assert (s.cache.misses, s.dram_reads, s.dram_read_sectors, s.dram_fills, s.replies) == (1, 1, 2, 1, 1)
     assert l2.cache.state(3 * LINE) == (0b0110, 0, 0) and len(l2.mshr) == 0
@@ -181,7 +182,7 @@ def test_mshr_merges_requests_to_one_line():
                               hit_latency=L, dram_delay=D)
     run(eng)
     assert len(dram.log) == 1                       # one DRAM read
-    assert sm.latency("a") == L + D + 4
+    assert sm.latency("a") == L + D + 5
     assert sm.got["b"] == sm.got["a"] + 1           # released by the same fill, one reply per cycle
     s = l2.stats
     assert (s.cache.misses, s.cache.pending_hits, s.mshr.merges, s.replies) == (1, 1, 1, 2)
@@ -193,7 +194,7 @@ def test_sector_miss_merges_and_fetches_only_its_sector():
                               hit_latency=L, dram_delay=D)
     run(eng)
     assert dram.reads() == [(0, 0b0001), (0, 0b0010)]
-    assert sm.latency("a") == L + D + 4 and sm.latency("b") == L + D + 4   # b waits for its own fill only
+    assert sm.latency("a") == L + D + 5 and sm.latency("b") == L + D + 5   # b waits for its own fill only
     s = l2.stats
     assert (s.cache.misses, s.cache.sector_misses, s.mshr.allocations, s.mshr.merges) == (1, 1, 1, 1)
 
@@ -206,8 +207,8 @@ def test_mshr_full_stalls_and_counts_every_cycle():
     # the third lookup (cycle 3 + L) waits for the first fill, seen at cycle L + D + 3
     assert l2.stats.cache.res_fail_mshr == D
     assert [c for c, *_ in dram.log] == [L + 2, L + 3, L + D + 4]
-    assert sm.latency(0) == sm.latency(1) == L + D + 4
-    assert sm.latency(2) == L + 2 * D + 4
+    assert sm.latency(0) == sm.latency(1) == L + D + 5
+    assert sm.latency(2) == L + 2 * D + 5
     assert l2.stats.mshr.peak_entries == 2
 
 
@@ -219,7 +220,7 @@ def test_merge_limit_stalls_then_hits():
     assert l2.stats.cache.res_fail_merge == D
     assert len(dram.log) == 1
     # the fill (seen at L + D + 3) releases 0 and 1; the retried lookup of 2 hits in
-    # the same cycle and pushes its reply before 0 drains; 1 drains a cycle later.
+    # the same cycle and pushes its reply; 0 drains the next cycle, 1 the one after.
     # The requester takes one reply per cycle.
     assert (sm.got[2], sm.got[0], sm.got[1]) == (L + D + 4, L + D + 5, L + D + 6)
 
@@ -232,7 +233,7 @@ def test_write_back_of_dirty_victim():
     assert sm.latency("w0") == sm.latency("w1") == L + 2     # acked at lookup, no fetch (lazy fetch on read)
     # the read's lookup (3 + L) queues the read then the victim's dirty sectors; one a cycle
     assert dram.log == [(L + 4, READ, 2 * LINE, 0b0001), (L + 5, WRITE, 0, 0b0011)]
-    assert sm.latency("r") == L + D + 4
+    assert sm.latency("r") == L + D + 5
     s = l2.stats
     assert (s.cache.writebacks, s.dram_writes, s.dram_write_sectors, s.write_acks) == (1, 1, 2, 2)
     assert l2.cache.state(LINE) == (0b0001, 0b0001, 0)       # line 1 stays dirty
@@ -245,7 +246,7 @@ def test_written_sectors_hit_and_others_sector_miss():
     eng, sm, l2, dram = build(sched, hit_latency=L, dram_delay=D)
     run(eng)
     assert sm.latency("hit") == L + 2
-    assert sm.latency("smiss") == L + D + 4
+    assert sm.latency("smiss") == L + D + 5
     assert dram.reads() == [(0, 0b0100)]
     c = l2.stats.cache
     assert (c.misses, c.hits, c.sector_misses) == (1, 1, 1)
@@ -258,7 +259,7 @@ def test_lru_order_in_slice():
     eng, sm, l2, dram = build(sched, size_bytes=2 * LINE, assoc=2, hit_latency=L, dram_delay=D)
     run(eng)
     assert [n for n, _ in dram.reads()] == [0, 1, 2, 1, 0]   # 2 evicts 1; 1 evicts 0; 0 evicts 2
-    assert [sm.latency(i) for i in range(6)] == [L + D + 4, L + D + 4, L + 2, L + D + 4, L + D + 4, L + D + 4]
+    assert [sm.latency(i) for i in range(6)] == [L + D + 5, L + D + 5, L + 2, L + D + 5, L + D + 5, L + D + 5]
     assert (l2.stats.cache.hits, l2.stats.cache.misses, l2.stats.cache.evictions) == (1, 5, 3)
     eng, sm, _, dram = build(sched, size_bytes=2 * LINE, assoc=2, hit_latency=L, dram_delay=D,
                              policy="F:B:m:L:L")
@@ -273,7 +274,7 @@ def test_atomics_read_modify_write():
     warm(l2, 0, 0b0001)
     run(eng)
     assert sm.latency("hit") == L + 2
-    assert sm.latency("miss") == L + D + 4
+    assert sm.latency("miss") == L + D + 5
     assert l2.cache.state(0)[1] == 0b0001 and l2.cache.state(LINE)[1] == 0b0010   # both dirty
     assert l2.stats.atomics == 2
 
@@ -317,7 +318,7 @@ def test_dram_queue_backpressure():
     # the 5th waits from L + 5 to L + 13 (its slot frees at L + 13 after the lookup
     # stage), the 6th from L + 15 to L + 23
     assert l2.stats.cache.res_fail_queue == 9 + 9
-    assert [sm.latency(i) for i in range(6)] == [L + D + 4 + 10 * i - i for i in range(6)]
+    assert [sm.latency(i) for i in range(6)] == [L + D + 5 + 10 * i - i for i in range(6)]
 
 
 def test_write_through_no_allocate_policy():
@@ -326,7 +327,7 @@ def test_write_through_no_allocate_policy():
     eng, sm, l2, dram = build(sched, hit_latency=L, dram_delay=D, policy=CachePolicy.from_gpgpusim("L:T:m:N:L"))
     run(eng)
     assert dram.log[0] == (L + 2, WRITE, 0, 0b0011)
-    assert sm.latency("w") == L + 2 and sm.latency("r") == L + D + 4       # write did not allocate
+    assert sm.latency("w") == L + 2 and sm.latency("r") == L + D + 5       # write did not allocate
     assert l2.stats.cache.misses == 2
 
 
@@ -336,7 +337,7 @@ def test_non_sectored_slice_fetches_whole_lines():
     eng, sm, l2, dram = build(sched, hit_latency=L, dram_delay=D, sector_bytes=None)
     run(eng)
     assert dram.reads() == [(0, 0b1111)]
-    assert sm.latency("a") == L + D + 4 and sm.latency("b") == L + 2
+    assert sm.latency("a") == L + D + 5 and sm.latency("b") == L + 2
 
 
 def test_naive_write_allocate_fetches_line_without_reply():

@@ -5,6 +5,7 @@ DRAM column accesses — each with an exact, hand-derived expectation."""
 from __future__ import annotations
 
 import uuid
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -162,6 +163,43 @@ def test_l1_accesses_look_up_the_tags_after_the_l1_pipeline():
     assert len(u.l1pipe) == 35 and not u._access(ins, 0x9000, 0x1, 12)   # the pipeline is full
     u.missq.extend([(0, None), (0, None)])
     assert not u._lookup(ins, 0x2000, 0x1, 46)                 # miss queue full: the lookup waits
+
+
+def test_a_refused_l1_read_retried_unchanged_is_refused_again_for_the_same_reason():
+    """A lookup refused for want of an MSHR is refused again, counting the same reason,
+    until a fill (or any change of the tags/MSHRs, or of the miss queue) lets it be
+    looked up anew; handlers see every refusal."""
+    from tlpsim.timing.cache import MSHR, CacheArray
+    from tlpsim.timing.cache_port import FAIL_MSHR, CachePort
+    from tlpsim.timing.ldst import LdstParams, LdstUnit, _Instr
+    from tlpsim.timing.mem_types import READ
+    from tlpsim.timing.queues import TimedQueue
+
+    l1d = CachePort("l1d", CacheArray(16384, 4, 128), MSHR(1, 8), 35)
+    l1c = CachePort("l1c", CacheArray(8192, 2, 64), MSHR(2, 32), 1)
+    u = LdstUnit(0, LdstParams(l1_pipeline=0, l1_miss_queue=8), l1d, l1c, TimedQueue("out", 8),
+                 TimedQueue("in", 8), lambda a: 0)
+    u._period = 1
+    seen = []
+    u.l1d_handlers.append(lambda view, line, outcome, evicted, now: seen.append((line, outcome, now)))
+    warp = SimpleNamespace(view="w0")
+    a, b = _Instr(warp, 1, [], READ, l1d, None), _Instr(warp, 1, [], READ, l1d, None)
+    assert u._lookup(a, 0x1000, 0xF, 10)                       # takes the only MSHR
+    for now in (11, 12, 13):
+        assert not u._lookup(b, 0x2000, 0xF, now)              # no MSHR: refused, 3 times
+    assert u._refused is b and u._refused_why == FAIL_MSHR
+    assert l1d.stats.res_fail_mshr == 3 and l1d.stats.accesses == 1
+    assert [o for _, o, _ in seen] == ["miss", "fail", "fail", "fail"]
+    assert l1d.fill(0x1000, 0xF, 14) == [a]                     # the fill frees the MSHR
+    assert u._lookup(b, 0x2000, 0xF, 15) and l1d.stats.res_fail_mshr == 3 and len(l1d.mshr) == 1
+    u.missq.extend([(99, None)] * (8 - len(u.missq)))            # a full miss queue
+    c = _Instr(warp, 1, [], READ, l1d, None)
+    assert not u._lookup(c, 0x3000, 0xF, 16)                   # MSHR full again (b holds it)
+    l1d.fill(0x2000, 0xF, 17)
+    assert not u._lookup(c, 0x3000, 0xF, 18)                   # now the queue refuses it
+    assert l1d.stats.res_fail_mshr == 4 and l1d.stats.res_fail_queue == 1
+    u.missq.popleft()                                          # a slot frees: looked up anew
+    assert u._lookup(c, 0x3000, 0xF, 19) and l1d.stats.res_fail_queue == 1
 
 
 def test_dram_reads_take_a_burst_per_sector():

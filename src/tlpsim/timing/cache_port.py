@@ -5,7 +5,7 @@ policy. It does not tick; the LD/ST unit calls it once per line access."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from tlpsim.timing.cache import (
     HIT_RESERVED,
@@ -16,6 +16,13 @@ from tlpsim.timing.cache import (
     CacheArray,
     CacheStats,
 )
+
+
+# why `read` refused an access (the counter it bumped)
+FAIL_SET: Final = 1      # every way of the set has a pending fill
+FAIL_MSHR: Final = 2     # no free MSHR entry
+FAIL_MERGE: Final = 3    # the line's MSHR entry holds max_merge requests
+FAIL_QUEUE: Final = 4    # no room to send the miss
 
 
 class CachePort:
@@ -29,6 +36,9 @@ class CachePort:
         self.hit_latency = hit_latency
         self.wt_na = write_through_no_allocate
         self.last_evicted = -1   # line address the last "miss" evicted, or -1 (for l1d_access events)
+        # bumped by every change of the tags or MSHRs: a refused read retried with the
+        # same version (and the same room to send) is refused again, for the same reason
+        self.version = 0
 
     @property
     def stats(self) -> CacheStats:
@@ -37,35 +47,39 @@ class CachePort:
     def read(self, line: int, mask: int, token: Any, now: int, can_send: Callable[[], bool]) -> tuple[str, int]:
         """Returns ("hit", ready cycle), ("merged", 0) — waiting on a pending fill —,
         ("miss", sectors to fetch) — the caller must send that request —, or
-        ("fail", 0) when it must retry (set, MSHR, merge or queue full)."""
+        ("fail", reason) when it must retry (set, MSHR, merge or queue full; the reason
+        is one of FAIL_REASONS, counted already: `refuse_again` repeats the count)."""
         arr, mshr = self.array, self.mshr
         if arr.access_if_hit(line, mask):
+            self.version += 1
             return "hit", now + self.hit_latency
         st = arr.probe(line, mask)
         if st == HIT_RESERVED:
             if not mshr.can_merge(line):
                 arr.stats.res_fail_merge += 1
-                return "fail", 0
+                return "fail", FAIL_MERGE
             arr.access(line, mask)
             mshr.merge(line, token, mask)
+            self.version += 1
             return "merged", 0
         if st == RESERVATION_FAIL:
             arr.stats.res_fail_set += 1
-            return "fail", 0
+            return "fail", FAIL_SET
         # MISS or SECTOR_MISS: something must be fetched
         entry = mshr.lookup(line)
         if entry and not mshr.can_merge(line):
             arr.stats.res_fail_merge += 1
-            return "fail", 0
+            return "fail", FAIL_MERGE
         if not entry and not mshr.can_allocate(line):
             arr.stats.res_fail_mshr += 1
-            return "fail", 0
+            return "fail", FAIL_MSHR
         if not can_send():
             arr.stats.res_fail_queue += 1
-            return "fail", 0
+            return "fail", FAIL_QUEUE
         r = arr.access(line, mask, allocate=True, reserve=True)
-        if r.status == RESERVATION_FAIL:
-            return "fail", 0
+        if r.status == RESERVATION_FAIL:  # (probe said a way is free: not reached)
+            return "fail", FAIL_SET
+        self.version += 1
         ev = r.evicted
         self.last_evicted = ev.addr if ev is not None else -1
         if entry:
@@ -75,19 +89,35 @@ class CachePort:
         assert st in (MISS, SECTOR_MISS)
         return "miss", r.missing
 
+    def refuse_again(self, reason: int) -> None:
+        """Count a retried read that `read` would refuse again for `reason` (nothing
+        changed since): the same counter it bumps, without the lookups."""
+        st = self.array.stats
+        if reason == FAIL_MERGE:
+            st.res_fail_merge += 1
+        elif reason == FAIL_SET:
+            st.res_fail_set += 1
+        elif reason == FAIL_MSHR:
+            st.res_fail_mshr += 1
+        else:
+            st.res_fail_queue += 1
+
     def fill(self, line: int, mask: int, now: int) -> list[Any]:
         """Sectors arrived from L2: install them and release the waiting requests."""
+        self.version += 1
         if line in self.array:
             self.array.fill(line, mask)
         return self.mshr.fill(line, mask) if self.mshr.lookup(line) else []
 
     def write(self, line: int, mask: int, now: int) -> None:
         """A store (write-through, no write-allocate: update a present line only)."""
+        self.version += 1
         if line in self.array:
             self.array.write(line, mask, dirty=not self.wt_na)
 
     def flush(self) -> None:
+        self.version += 1
         self.array.invalidate_all()
 
 
-__all__ = ["CachePort", "MISS", "SECTOR_MISS"]
+__all__ = ["CachePort", "FAIL_MERGE", "FAIL_MSHR", "FAIL_QUEUE", "FAIL_SET", "MISS", "SECTOR_MISS"]

@@ -4,11 +4,13 @@ reply path back to the interconnect.
 
 Per L2 cycle, in this order (one request per stage per cycle):
 
-1. fill — take one DRAM reply: its sectors become valid and the MSHR entry
-   releases every request they complete into the fill-reply buffer (atomics mark
-   the line dirty). Only when that buffer is empty (it drains one reply a cycle)
-   and the fill port is free.
-2. lookup — the oldest request that has spent `hit_latency` cycles in the ROP
+1. fill replies → interconnect: the oldest request a fill completed goes out, one a
+   cycle, ahead of this cycle's lookup (GPGPU-Sim's cache_cycle moves a ready MSHR
+   entry into m_L2_icnt_queue first; a lookup then needs the room that is left).
+2. fill — take one DRAM reply when the fill port is free: its sectors become valid
+   and the MSHR entry releases every request they complete into the fill-reply
+   buffer (atomics mark the line dirty).
+3. lookup — the oldest request that has spent `hit_latency` cycles in the ROP
    pipeline (GPGPU-Sim gpgpu_l2_rop_latency: every request is delayed by it before
    the cache sees it) accesses the tags. Read/atomic hit → reply now; pending hit →
    merge into the MSHR; sector miss / miss → MSHR entry + DRAM read of the missing
@@ -18,15 +20,14 @@ Per L2 cycle, in this order (one request per stage per cycle):
    slot and room in the miss queue; otherwise it stalls and the reason is counted
    every stalled cycle. The data port is then busy for the bytes the lookup moved
    (hit or write data, dirty victim) / `data_port_bytes` cycles.
-3. accept — one request from the interconnect enters the ROP pipeline.
-4. miss queue → DRAM: one request a cycle into `to_dram`.
-5. fill replies → interconnect: one a cycle into `to_icnt`.
+4. accept — one request from the interconnect enters the ROP pipeline.
+5. miss queue → DRAM: one request a cycle into `to_dram`.
 
 So a read hit is pushed to `to_icnt` exactly `hit_latency` cycles after the slice
 accepted it (a requester pushing at cycle p sees the reply at p + hit_latency + 2
 with the default 1-cycle queue delays), and a read miss is pushed `hit_latency` + the
 DRAM round trip (from the `to_dram` push to the `from_dram` reply becoming visible)
-cycles after acceptance. Replies are the request objects themselves with
++ 1 cycles after acceptance (filled in one cycle, replied in the next). Replies are the request objects themselves with
 `is_reply=True` (as GPGPU-Sim's mf->set_reply()); the requester's token is untouched.
 """
 
@@ -168,7 +169,11 @@ class L2Slice(Component):
         progress = False
         self._stall = ""
         resp = self._resp
-        if not resp and cycle >= self._fill_free:
+        if resp and self.to_icnt.can_push():
+            self.to_icnt.push(resp.popleft(), now)
+            self.stats.replies += 1
+            progress = True
+        if cycle >= self._fill_free:
             fd = self.from_dram
             if fd.ready(now):
                 self._fill(fd.pop(), cycle)
@@ -187,10 +192,6 @@ class L2Slice(Component):
         missq = self._missq
         if missq and self.to_dram.can_push():
             self.to_dram.push(missq.popleft(), now)
-            progress = True
-        if resp and self.to_icnt.can_push():
-            self.to_icnt.push(resp.popleft(), now)
-            self.stats.replies += 1
             progress = True
         if rop or resp or missq or self._mshr_lines:
             self._occupied = True

@@ -114,6 +114,12 @@ class LdstUnit:
         # L1D requests waiting for the interconnect: (cycle they may leave, request)
         self.missq: deque[tuple[int, MemRequest]] = deque()
         self.missq_cap = max(params.l1_miss_queue, 1)
+        # the L1D read last refused (the instruction, and the L1's version, miss-queue
+        # length and line then) and the reason: a retry before any of them changed is
+        # refused for the same reason without looking again
+        self._refused: _Instr | None = None
+        self._refused_at: tuple[int, int, int] = (-1, -1, -1)
+        self._refused_why = 0
 
     # ------------------------------------------------------------ interface to the SM
 
@@ -330,8 +336,19 @@ class LdstUnit:
             ins.outstanding += 1
             return True
         const = cache is self.l1c
+        if cache is self.l1d and self._refused is ins and self._refused_at == (cache.version, len(self.missq), line):
+            # retried with nothing changed that could let it through: refused again
+            cache.refuse_again(self._refused_why)
+            if self.l1d_handlers and ins.warp is not None:
+                for h in self.l1d_handlers:
+                    h(ins.warp.view, line, "fail", -1, now)
+            return False
         outcome, value = cache.read(line, mask, ins, now,
                                     can_send=self.to_icnt.can_push if const else self._missq_room)
+        if outcome == "fail" and cache is self.l1d:
+            self._refused = ins
+            self._refused_at = (cache.version, len(self.missq), line)
+            self._refused_why = value
         if self.l1d_handlers and cache is self.l1d and ins.warp is not None:
             evicted = cache.last_evicted if outcome == "miss" else -1
             for h in self.l1d_handlers:
