@@ -154,10 +154,12 @@ def warm(l2, line, mask=0b1111):
 
 @pytest.mark.parametrize("hit_latency", [1, 10, 120])
 def test_read_hit_latency(hit_latency):
-    eng, sm, l2, dram = build([(5, req(READ, 0, tok="a"))], hit_latency=hit_latency)
+    r = req(READ, 0, tok="a")
+    eng, sm, l2, dram = build([(5, r)], hit_latency=hit_latency)
     warm(l2, 0)
     run(eng)
     assert sm.sent["a"] == 5
+    assert r.t_l2 == DOM.time_of(6)                 # accepted the cycle after the push (memory-latency stat)
     assert sm.latency("a") == hit_latency + 2      # icnt->L2 queue delay + L + L2->icnt queue delay
     assert dram.log == []
     s = l2.stats

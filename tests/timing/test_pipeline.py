@@ -202,6 +202,36 @@ def test_a_refused_l1_read_retried_unchanged_is_refused_again_for_the_same_reaso
     assert u._lookup(c, 0x3000, 0xF, 19) and l1d.stats.res_fail_queue == 1
 
 
+def test_memory_latency_is_counted_per_sector_from_l2_acceptance_to_the_reply():
+    """GPGPU-Sim's averagemflatency: a data reply or store acknowledgement counts the
+    core cycles since its L2 slice accepted it, once per 32-byte sector; a request
+    that never reached an L2 slice is not counted."""
+    from tlpsim.timing.cache import MSHR, CacheArray
+    from tlpsim.timing.cache_port import CachePort
+    from tlpsim.timing.ldst import LdstParams, LdstUnit, _Instr
+    from tlpsim.timing.mem_types import READ, MemRequest
+    from tlpsim.timing.queues import TimedQueue
+
+    period = 7
+    l1d = CachePort("l1d", CacheArray(16384, 4, 128), MSHR(8, 8), 35)
+    l1c = CachePort("l1c", CacheArray(8192, 2, 64), MSHR(2, 32), 1)
+    u = LdstUnit(0, LdstParams(), l1d, l1c, TimedQueue("out", 8), TimedQueue("in", 8), lambda a: 0)
+    u._period = period
+    ins = _Instr(None, 1, [], READ, None, None, callback=lambda cycle: None)
+    ins.outstanding = 2
+    line = MemRequest(READ, 0x1000, 0xF, 0, token=ins)
+    line.t_l2 = 100 * period
+    u._reply(line, 340)                                  # 240 cycles x 4 sectors
+    sector = MemRequest(READ, 0x2000, 0x2, 0, token=ins)
+    sector.t_l2 = 300 * period
+    u._reply(sector, 410)                                # 110 cycles x 1 sector
+    st = u.stats
+    assert (st.mem_latency_sector_cycles, st.mem_latency_sectors) == (4 * 240 + 110, 5)
+    never = MemRequest(READ, 0x4000, 0xF, 0, token=None)   # no t_l2: not from an L2 slice
+    u._reply(never, 500)
+    assert (st.mem_latency_sector_cycles, st.mem_latency_sectors) == (4 * 240 + 110, 5)
+
+
 def test_dram_reads_take_a_burst_per_sector():
     from tlpsim.timing.dram import _bursts_table
 

@@ -14,7 +14,7 @@ from tlpsim.validate.reference import Reference
 
 
 def _ref(cycles: list[int]) -> Reference:
-    pts = [{"max_ctas_per_sm": n, "cycles": c} for n, c in enumerate(cycles, 1)]
+    pts = [{"max_ctas_per_sm": n, "cycles": c, "averagemflatency": 400 + n} for n, c in enumerate(cycles, 1)]
     return Reference(Path("."), programs={}, sweeps={"k": {"natural_cta_per_sm_limit": len(cycles),
                                                            "shape": "rises", "best_n": len(cycles), "sweep": pts}})
 
@@ -22,7 +22,8 @@ def _ref(cycles: list[int]) -> Reference:
 def _res(cycles: int | None, verified: bool = True) -> dict:
     if cycles is None:
         return {"error": "KernelError: deadlocked", "launches": []}
-    return {"error": None, "verified": verified, "program": {"cycles": cycles, "ctas_per_sm_limit": 3}}
+    return {"error": None, "verified": verified, "program": {"cycles": cycles, "ctas_per_sm_limit": 3,
+                                                             "avg_mem_latency": cycles / 10}}
 
 
 def test_a_sweep_row_compares_both_curves():
@@ -31,6 +32,7 @@ def test_a_sweep_row_compares_both_curves():
     assert row["n"] == [1, 2, 3] and row["complete"]
     assert row["ours_cycles"] == [330, 150, 120] and row["gpgpusim_cycles"] == [300, 200, 100]
     assert row["cycles_rel_err"] == pytest.approx([0.1, -0.25, 0.2])
+    assert row["ours_mem_latency"] == [33.0, 15.0, 12.0] and row["gpgpusim_mem_latency"] == [401, 402, 403]
     assert row["ours"] == {"shape": "rises", "best_n": 3, "smallest_n_within_3pct": 3}
     assert row["gpgpusim"]["shape"] == row["gpgpusim"]["shape_reported"] == "rises"
     assert row["match"] is True
@@ -41,7 +43,7 @@ def test_a_sweep_row_compares_both_curves():
 def test_a_failed_or_unchecked_point_leaves_the_sweep_unjudged():
     ref = _ref([300, 200, 100])
     (row,) = sweep_rows(ref, {"k": {1: _res(330), 2: _res(None), 3: _res(120, verified=False)}})
-    assert row["ours_cycles"] == [330, None, None]
+    assert row["ours_cycles"] == [330, None, None] and row["ours_mem_latency"] == [33.0, None, None]
     assert row["ours"] is None and row["match"] is None
     assert row["errors"][0] == "N=2: KernelError: deadlocked" and row["errors"][1].startswith("N=3: the program")
     (missing,) = sweep_rows(ref, {"k": {1: _res(330), 3: _res(120)}})

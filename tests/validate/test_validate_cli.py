@@ -48,6 +48,10 @@ def test_validate_a_program_and_a_microbenchmark_launch(tmp_path, monkeypatch):
         assert r["ours"]["thread_insn"] == r["gpgpusim"]["thread_insn"]
     assert 0 < hist["ours"]["l1d_miss_rate"] <= 1 and 0 < hist["ours"]["l2_miss_rate"] <= 1
     assert tput["ours"]["l1d_miss_rate"] is None      # no global loads: no L1D rate (not 0)
+    # memory latency per sector from L2 acceptance (GPGPU-Sim's averagemflatency, recorded per program)
+    assert hist["gpgpusim"]["avg_mem_latency"] == refs["histogram_atomic"]["averagemflatency"]
+    assert 120 < hist["ours"]["avg_mem_latency"] < 2000   # at least the L2's ROP latency
+    assert tput["gpgpusim"]["avg_mem_latency"] is None
     (fig,) = v["figures"]
     assert fig["launch"] == "smem_stride.tput.4" and fig["figure"] == "cycles per shared access"
     assert fig["gpgpusim"] == gs_tput4["cycles_per_shared_access"]
@@ -61,6 +65,7 @@ def test_validate_a_program_and_a_microbenchmark_launch(tmp_path, monkeypatch):
         assert (out / name).stat().st_size > 0
     assert not (out / "cta_sweeps.png").exists()
     md = doc.read_text()
+    assert f"| {hist['ours']['avg_mem_latency']:,.0f} / {refs['histogram_atomic']['averagemflatency']:,.0f} |" in md
     assert "| histogram_atomic |" in md and "| smem_stride.tput.4 | cycles per shared access |" in md
     assert "](../v/cycles_scatter.png)" in md
 

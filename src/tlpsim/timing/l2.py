@@ -186,7 +186,9 @@ class L2Slice(Component):
             fi = self.from_icnt
             if fi.ready(now):
                 due = cycle + self.hit_latency
-                rop.append((due, fi.pop()))
+                req = fi.pop()
+                req.t_l2 = now  # (the memory-latency statistic: GPGPU-Sim's averagemflatency)
+                rop.append((due, req))
                 self._wake_at(due)
                 progress = True
         missq = self._missq

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from tlpsim.timing.cache_port import CachePort
-from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest
+from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest, popcount
 from tlpsim.timing.queues import TimedQueue
 from tlpsim.timing.static import StaticInstr
 from tlpsim.timing.stats import SMStats
@@ -391,6 +391,11 @@ class LdstUnit:
 
     def _reply(self, req: MemRequest, now: int) -> None:
         token = req.token
+        if req.t_l2 >= 0 and not (isinstance(token, tuple) and token[0] == "ifill"):
+            n = popcount(req.sector_mask) or 1
+            st = self.stats
+            st.mem_latency_sector_cycles += (now * self._period - req.t_l2) // self._period * n
+            st.mem_latency_sectors += n
         if isinstance(token, tuple) and token[0] == "fill":
             cache = cast(CachePort, token[1])
             for ins in cache.fill(token[2], req.sector_mask, now):

@@ -34,7 +34,7 @@ class MemRequest:
     on the reply so the requester can find its MSHR entry. (A plain class, not a
     dataclass: one is created per request, and the compiled core builds it natively.)"""
 
-    __slots__ = ("kind", "addr", "sector_mask", "src_sm", "partition", "token", "t_created", "is_reply")
+    __slots__ = ("kind", "addr", "sector_mask", "src_sm", "partition", "token", "t_created", "is_reply", "t_l2")
 
     def __init__(self, kind: str, addr: int, sector_mask: int, src_sm: int, partition: int = -1,
                  token: Any = None, t_created: int = 0, is_reply: bool = False) -> None:
@@ -46,6 +46,7 @@ class MemRequest:
         self.token = token
         self.t_created = t_created      # femtoseconds
         self.is_reply = is_reply
+        self.t_l2 = -1                  # fs when an L2 slice accepted it (-1: not yet)
 
     def __repr__(self) -> str:
         return (f"MemRequest(kind={self.kind!r}, addr={self.addr:#x}, sector_mask={self.sector_mask:#x}, "

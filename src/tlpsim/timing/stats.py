@@ -41,6 +41,12 @@ class SMStats:
     l1c_misses: int = 0
     mem_requests: int = 0          # packets sent to the interconnect
     ifetch_requests: int = 0       # instruction-cache lines requested from L2
+    # memory latency of data replies and store acknowledgements, GPGPU-Sim's averagemflatency:
+    # core cycles from the L2 slice accepting the request to the reply reaching the LD/ST
+    # unit, summed per 32-byte sector (its sectored L2 splits a line request into sector
+    # requests, each timed from its arrival), and the number of sectors
+    mem_latency_sector_cycles: int = 0
+    mem_latency_sectors: int = 0
     ctas_done: int = 0
     unit_ops: dict[str, int] = field(default_factory=dict)   # pipeline -> warp instructions executed
     opclass_insts: dict[str, int] = field(default_factory=dict)
@@ -172,6 +178,7 @@ class LaunchStats:
     # CTA retirement: concurrent launches overlap, so their makespan is max(last) - min(first) + 1
     first_cycle: int = -1
     last_cycle: int = -1
+    avg_mem_latency: float = 0.0    # core cycles per sector (SMStats.mem_latency_*; 0: no data replies)
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -93,4 +93,6 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchS
         plugins=plugins, plugin_units=gpu.plugin_units(),
         timeline=gpu.timeline.series(max(run.t_start, start_cycle), run.t_end if run.t_end >= 0 else now),
         first_cycle=max(run.t_start, start_cycle), last_cycle=run.t_end,
+        avg_mem_latency=_ratio(sum(s["mem_latency_sector_cycles"] for s in per_sm),
+                               sum(s["mem_latency_sectors"] for s in per_sm)),
     )

@@ -17,7 +17,7 @@ __all__ = ["CRITERIA", "criteria", "figure_rows", "launch_rows", "summary", "swe
 #: issue 18, "Done when"
 CRITERIA = {"mae_max": 0.10, "r_min": 0.98, "figure_err_max": 0.15, "best_n_slack": 1}
 _METRICS = ("cycles", "ipc", "warp_insn", "thread_insn", "l1d_miss_rate", "l2_miss_rate", "dram_util",
-            "occupancy_pct")
+            "avg_mem_latency", "occupancy_pct")
 
 
 def _pick(m: dict | None) -> dict:
@@ -107,6 +107,7 @@ def sweep_rows(ref: Reference, points: dict[str, dict[int, dict]]) -> list[dict]
         ns, gs_cycles, complete = sweep_points(entry)
         theirs = classify_shape(ns, gs_cycles)
         ours_cycles: list[int | None] = []
+        ours_latency: list[float | None] = []
         errors = []
         for n in ns:
             res = mine.get(n)
@@ -118,8 +119,14 @@ def sweep_rows(ref: Reference, points: dict[str, dict[int, dict]]) -> list[dict]
                 errors.append(f"N={n}: the program's output check failed ({res.get('output')})")
             else:
                 ours_cycles.append(int(res["program"]["cycles"]))
+                ours_latency.append(res["program"].get("avg_mem_latency"))
+                continue
+            ours_latency.append(None)
+        by_n = {int(p["max_ctas_per_sm"]): p for p in entry["sweep"]}
         row: dict[str, Any] = {
             "program": name, "n": ns, "complete": complete, "gpgpusim_cycles": gs_cycles, "ours_cycles": ours_cycles,
+            "ours_mem_latency": ours_latency,
+            "gpgpusim_mem_latency": [by_n[n].get("averagemflatency") for n in ns],
             "natural_limit": int(entry.get("natural_cta_per_sm_limit", ns[-1])),
             "gpgpusim": {"shape": theirs.shape, "best_n": theirs.best_n,
                          "smallest_n_within_3pct": theirs.smallest_n_within_tol,

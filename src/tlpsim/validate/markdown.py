@@ -88,18 +88,20 @@ def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> 
     w("## Per launch\n")
     w("Error = (tlpsim − GPGPU-Sim) / GPGPU-Sim cycles. Each pair is tlpsim / GPGPU-Sim.\n")
     w("| launch | cycles (tlpsim) | cycles (GPGPU-Sim) | error | IPC | L1D miss rate | L2 miss rate | "
-      "DRAM utilisation | check |")
-    w("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+      "DRAM utilisation | memory latency | check |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in v["launches"]:
         ours, gs = r["ours"], r["gpgpusim"]
         if r["error"]:
-            w(f"| {r['launch']} | — | {_num(gs['cycles'])} | — | — | — | — | — | ERROR: {_cell(r['error'])[:160]} |")
+            w(f"| {r['launch']} | — | {_num(gs['cycles'])} | — | — | — | — | — | — | "
+              f"ERROR: {_cell(r['error'])[:160]} |")
             continue
         check = {True: "PASS", False: "**FAIL**", None: "—"}[r["verified"]]
         w(f"| {r['launch']} | {_num(ours['cycles'])} | {_num(gs['cycles'])} | {_pct(r['cycles_rel_err'])} | "
           f"{_pair(ours['ipc'], gs['ipc'], '.1f')} | {_pair(ours['l1d_miss_rate'], gs['l1d_miss_rate'], '.3f')} | "
           f"{_pair(ours['l2_miss_rate'], gs['l2_miss_rate'], '.3f')} | "
-          f"{_util(ours['dram_util'])} / {_util(gs['dram_util'])} | {check} |")
+          f"{_util(ours['dram_util'])} / {_util(gs['dram_util'])} | "
+          f"{_pair(ours.get('avg_mem_latency'), gs.get('avg_mem_latency'), '.0f')} | {check} |")
     w("")
     if any(r["gpgpusim"]["dram_util"] is not None and r["gpgpusim"]["dram_util"] > 1 for r in v["launches"]):
         w("† GPGPU-Sim's recorded `dram_bw_util_avg` is above 1, which a utilisation cannot be (mm_naive makes "
@@ -109,7 +111,10 @@ def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> 
       "`L1D/L2_total_cache_miss_rate`); tlpsim's L1D counts load line-accesses (— when a launch has no global "
       "load), GPGPU-Sim's counts the write-through stores too; tlpsim's L2 counts one access per request, "
       "GPGPU-Sim's one per sector. DRAM utilisation = data-bus busy cycles / DRAM cycles, mean over channels "
-      "(GPGPU-Sim's `bw_util`; recorded for the reference programs and stream_copy only).\n")
+      "(GPGPU-Sim's `bw_util`; recorded for the reference programs and stream_copy only). Memory latency = "
+      "core cycles from the L2 slice accepting a data request to its reply reaching the SM, averaged per "
+      "32-byte sector (GPGPU-Sim's `averagemflatency`: its sectored L2 splits a line request into sector "
+      "requests timed from their arrival; recorded for the reference programs only).\n")
     if v["figures"]:
         w("## Microbenchmark figures\n")
         w("The figures of micro/README.md: cycles per dependent op = warp 0's `%clock` cycles / 256; bytes per "
@@ -165,6 +170,16 @@ def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> 
                 cells.append(f"{_num(a)} / {_num(b)} ({_pct(err)})")
             w(f"| {sw['program']} | " + " | ".join(cells) + " |")
         w("")
+        if any(x is not None for sw in v["sweeps"] for x in sw.get("gpgpusim_mem_latency", [])):
+            w("Memory latency per N (core cycles per sector, tlpsim / GPGPU-Sim's `averagemflatency`):\n")
+            w("| program | " + " | ".join(f"N={k}" for k in range(1, width + 1)) + " |")
+            w("|---|" + "---:|" * width)
+            for sw in v["sweeps"]:
+                ours_l, gs_l = sw.get("ours_mem_latency", []), sw.get("gpgpusim_mem_latency", [])
+                cells = [(_pair(ours_l[k], gs_l[k], '.0f') if k < len(sw["n"]) and k < len(gs_l) else "")
+                         for k in range(width)]
+                w(f"| {sw['program']} | " + " | ".join(cells) + " |")
+            w("")
         bad = [sw for sw in v["sweeps"] if sw["gpgpusim"]["shape_reported"]
                and sw["gpgpusim"]["shape_reported"] != sw["gpgpusim"]["shape"]]
         if bad:

@@ -39,6 +39,10 @@ def _ratio(a: float, b: float) -> float | None:
     return a / b if b else None
 
 
+def _float_or_none(x: Any) -> float | None:
+    return None if x is None else float(x)
+
+
 def timing_metrics(records: list, max_warps: int) -> dict:
     """tlpsim's figures over `records` (one launch, or a program's launches)."""
     stats = [rc.stats for rc in records]
@@ -72,6 +76,7 @@ def timing_metrics(records: list, max_warps: int) -> dict:
         "l2_miss_rate_incl_pending": (1.0 - l2_total("hits") / l2_acc) if l2_acc else None,
         "dram_reads": sum(s.dram_reads for s in stats), "dram_writes": sum(s.dram_writes for s in stats),
         "dram_util": _ratio(dram_weighted, cycles),
+        "avg_mem_latency": _ratio(sm_total("mem_latency_sector_cycles"), sm_total("mem_latency_sectors")),
         "occupancy_pct": (100.0 * occ / cycles / max_warps) if cycles else None,
         "ctas_per_sm_limit": stats[0].ctas_per_sm_limit if stats else None,
         "limited_by": stats[0].limited_by if stats else None,
@@ -88,6 +93,7 @@ def gs_program_metrics(ref: dict) -> dict:
             "warp_insn": int(ref["warp_insn"]), "thread_insn": int(ref["gpu_tot_sim_insn"]),
             "l1d_miss_rate": float(ref["l1d_miss_rate"]), "l2_miss_rate": float(ref["l2_miss_rate"]),
             "dram_util": util, "occupancy_pct": float(ref["gpu_tot_occupancy_pct"]),
+            "avg_mem_latency": _float_or_none(ref.get("averagemflatency")),
             "ctas_per_sm_limit": int(ref["cta_per_sm_limit"]),
             "wall_s": float(ref["wall_s"]), "thread_insn_per_wall_s": float(ref["thread_insn_per_wall_s"])}
 
@@ -102,6 +108,7 @@ def gs_launch_metrics(launch: dict) -> dict:
             "warp_insn": int(launch["warp_insn"]), "thread_insn": int(launch["thread_insn"]),
             "l1d_miss_rate": rate("l1d_misses", "l1d_accesses"), "l2_miss_rate": rate("l2_misses", "l2_accesses"),
             "dram_util": float(launch["dram_bw_util_avg"]) if "dram_bw_util_avg" in launch else None,
+            "avg_mem_latency": _float_or_none(launch.get("averagemflatency")),
             "occupancy_pct": float(launch["gpu_occupancy_pct"])}
 
 
