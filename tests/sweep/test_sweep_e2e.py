@@ -59,15 +59,13 @@ def _gone(pid: int) -> bool:
 
 
 def test_interrupted_sweep_resumes_with_every_run_exactly_once(tmp_path):
-    # 48 runs of 0.1-0.5 s (less with warm trace caches): the signals land part-way even
-    # when the runs are fast (with 16 a Ctrl-C once arrived after the last had finished)
-    spec = SPEC.replace('["vecadd", "reduction"]', '["bfs", "pathfinder"]').replace("seeds = [1, 2]",
-                                                                                  "seeds = [1, 2, 3, 4, 5, 6]")
+    # workloads of ~0.5 s a run: the signals land part-way even on a loaded machine
+    spec = SPEC.replace('["vecadd", "reduction"]', '["bfs", "pathfinder"]')
     (tmp_path / "spec.toml").write_text(spec)
     db = tmp_path / "r.db"
     expected = {r.key() for r in parse_spec(spec, "spec.toml").runs}
     total = len(expected)
-    assert total == 48
+    assert total == 16
 
     # Ctrl-C: the driver stops its workers and exits 130
     rows1, code, out = _interrupt_after(tmp_path, db, 2, signal.SIGINT, True, total)
