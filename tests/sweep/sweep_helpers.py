@@ -5,6 +5,7 @@ wall-clock fields."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -43,9 +44,18 @@ def cli(*args: str, cwd: Path, check: bool = True, timeout: float = 300) -> subp
     return proc
 
 
+def _default_sigint() -> None:
+    # a test run started in the background by a non-interactive shell inherits SIGINT
+    # ignored, and so would the CLI: Python then never raises KeyboardInterrupt
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def cli_popen(*args: str, cwd: Path) -> subprocess.Popen:
+    """The CLI in its own session, with Ctrl-C (SIGINT) at its default whatever the test
+    runner inherited, so the tests can interrupt it."""
     return subprocess.Popen([sys.executable, "-m", "tlpsim.cli", *args], cwd=cwd, env=cli_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_default_sigint)
 
 
 # the sweep shared by the other tests (local pool, Dask, results, plot): 8 tiny runs
