@@ -47,8 +47,8 @@ class CachePort:
     def read(self, line: int, mask: int, token: Any, now: int, can_send: Callable[[], bool]) -> tuple[str, int]:
         """Returns ("hit", ready cycle), ("merged", 0) — waiting on a pending fill —,
         ("miss", sectors to fetch) — the caller must send that request —, or
-        ("fail", reason) when it must retry (set, MSHR, merge or queue full; the reason
-        is one of FAIL_REASONS, counted already: `refuse_again` repeats the count)."""
+        ("fail", reason) when it must retry (reason FAIL_SET, FAIL_MSHR, FAIL_MERGE or
+        FAIL_QUEUE, already counted; `refuse_again` repeats the count)."""
         arr, mshr = self.array, self.mshr
         if arr.access_if_hit(line, mask):
             self.version += 1

@@ -27,8 +27,9 @@ So a read hit is pushed to `to_icnt` exactly `hit_latency` cycles after the slic
 accepted it (a requester pushing at cycle p sees the reply at p + hit_latency + 2
 with the default 1-cycle queue delays), and a read miss is pushed `hit_latency` + the
 DRAM round trip (from the `to_dram` push to the `from_dram` reply becoming visible)
-+ 1 cycles after acceptance (filled in one cycle, replied in the next). Replies are the request objects themselves with
-`is_reply=True` (as GPGPU-Sim's mf->set_reply()); the requester's token is untouched.
++ 1 cycles after acceptance (filled in one cycle, replied in the next). Replies are
+the request objects themselves with `is_reply=True` (as GPGPU-Sim's mf->set_reply());
+the requester's token is untouched.
 """
 
 from __future__ import annotations
