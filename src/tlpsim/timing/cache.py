@@ -60,6 +60,11 @@ class CacheStats:
     fills: int = 0
     fill_sectors: int = 0
 
+    def count_fail(self, reason: str, n: int = 1) -> None:
+        """Count `n` refused attempts; `reason` names the counter (res_fail_set, _mshr,
+        _merge or _queue)."""
+        setattr(self, reason, getattr(self, reason) + n)
+
     @property
     def reservation_fails(self) -> int:
         return self.res_fail_set + self.res_fail_mshr + self.res_fail_merge + self.res_fail_queue

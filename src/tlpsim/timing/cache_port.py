@@ -18,11 +18,11 @@ from tlpsim.timing.cache import (
 )
 
 
-# why `read` refused an access (the counter it bumped)
-FAIL_SET: Final = 1      # every way of the set has a pending fill
-FAIL_MSHR: Final = 2     # no free MSHR entry
-FAIL_MERGE: Final = 3    # the line's MSHR entry holds max_merge requests
-FAIL_QUEUE: Final = 4    # no room to send the miss
+# why `read` refused an access: the name of the CacheStats counter it bumped
+FAIL_SET: Final = "res_fail_set"        # every way of the set has a pending fill
+FAIL_MSHR: Final = "res_fail_mshr"      # no free MSHR entry
+FAIL_MERGE: Final = "res_fail_merge"    # the line's MSHR entry holds max_merge requests
+FAIL_QUEUE: Final = "res_fail_queue"    # no room to send the miss
 
 
 class CachePort:
@@ -36,6 +36,7 @@ class CachePort:
         self.hit_latency = hit_latency
         self.wt_na = write_through_no_allocate
         self.last_evicted = -1   # line address the last "miss" evicted, or -1 (for l1d_access events)
+        self.last_refusal = ""   # why the last "fail" was refused (a FAIL_* counter name)
         # bumped by every change of the tags or MSHRs: a refused read retried with the
         # same version (and the same room to send) is refused again, for the same reason
         self.version = 0
@@ -47,8 +48,8 @@ class CachePort:
     def read(self, line: int, mask: int, token: Any, now: int, can_send: Callable[[], bool]) -> tuple[str, int]:
         """Returns ("hit", ready cycle), ("merged", 0) — waiting on a pending fill —,
         ("miss", sectors to fetch) — the caller must send that request —, or
-        ("fail", reason) when it must retry (reason FAIL_SET, FAIL_MSHR, FAIL_MERGE or
-        FAIL_QUEUE, already counted; `refuse_again` repeats the count)."""
+        ("fail", 0) when it must retry (set, MSHR, merge or queue full: `last_refusal`
+        names the counter it bumped)."""
         arr, mshr = self.array, self.mshr
         if arr.access_if_hit(line, mask):
             self.version += 1
@@ -56,29 +57,25 @@ class CachePort:
         st = arr.probe(line, mask)
         if st == HIT_RESERVED:
             if not mshr.can_merge(line):
-                arr.stats.res_fail_merge += 1
-                return "fail", FAIL_MERGE
+                return self._refuse(FAIL_MERGE)
             arr.access(line, mask)
             mshr.merge(line, token, mask)
             self.version += 1
             return "merged", 0
         if st == RESERVATION_FAIL:
-            arr.stats.res_fail_set += 1
-            return "fail", FAIL_SET
+            return self._refuse(FAIL_SET)
         # MISS or SECTOR_MISS: something must be fetched
         entry = mshr.lookup(line)
         if entry and not mshr.can_merge(line):
-            arr.stats.res_fail_merge += 1
-            return "fail", FAIL_MERGE
+            return self._refuse(FAIL_MERGE)
         if not entry and not mshr.can_allocate(line):
-            arr.stats.res_fail_mshr += 1
-            return "fail", FAIL_MSHR
+            return self._refuse(FAIL_MSHR)
         if not can_send():
-            arr.stats.res_fail_queue += 1
-            return "fail", FAIL_QUEUE
+            return self._refuse(FAIL_QUEUE)
         r = arr.access(line, mask, allocate=True, reserve=True)
-        if r.status == RESERVATION_FAIL:  # (probe said a way is free: not reached)
-            return "fail", FAIL_SET
+        if r.status == RESERVATION_FAIL:  # (probe said a way is free: not reached; access counted it)
+            self.last_refusal = FAIL_SET
+            return "fail", 0
         self.version += 1
         ev = r.evicted
         self.last_evicted = ev.addr if ev is not None else -1
@@ -89,18 +86,10 @@ class CachePort:
         assert st in (MISS, SECTOR_MISS)
         return "miss", r.missing
 
-    def refuse_again(self, reason: int) -> None:
-        """Count a retried read that `read` would refuse again for `reason` (nothing
-        changed since): the same counter it bumps, without the lookups."""
-        st = self.array.stats
-        if reason == FAIL_MERGE:
-            st.res_fail_merge += 1
-        elif reason == FAIL_SET:
-            st.res_fail_set += 1
-        elif reason == FAIL_MSHR:
-            st.res_fail_mshr += 1
-        else:
-            st.res_fail_queue += 1
+    def _refuse(self, reason: str) -> tuple[str, int]:
+        self.array.stats.count_fail(reason)
+        self.last_refusal = reason
+        return "fail", 0
 
     def fill(self, line: int, mask: int, now: int) -> list[Any]:
         """Sectors arrived from L2: install them and release the waiting requests."""

@@ -233,8 +233,7 @@ class L2Slice(Component):
         if reason == "reply":
             self.stats.stall_reply_cycles += n
         else:
-            cs = self.cache.stats
-            setattr(cs, reason, getattr(cs, reason) + n)
+            self.cache.stats.count_fail(reason, n)
 
     def _port_cycles(self, nbytes: int) -> int:
         w = self.data_port_bytes

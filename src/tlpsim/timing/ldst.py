@@ -119,7 +119,7 @@ class LdstUnit:
         # refused for the same reason without looking again
         self._refused: _Instr | None = None
         self._refused_at: tuple[int, int, int] = (-1, -1, -1)
-        self._refused_why = 0
+        self._refused_why = ""
 
     # ------------------------------------------------------------ interface to the SM
 
@@ -338,7 +338,7 @@ class LdstUnit:
         const = cache is self.l1c
         if cache is self.l1d and self._refused is ins and self._refused_at == (cache.version, len(self.missq), line):
             # retried with nothing changed that could let it through: refused again
-            cache.refuse_again(self._refused_why)
+            cache.stats.count_fail(self._refused_why)
             if self.l1d_handlers and ins.warp is not None:
                 for h in self.l1d_handlers:
                     h(ins.warp.view, line, "fail", -1, now)
@@ -348,7 +348,7 @@ class LdstUnit:
         if outcome == "fail" and cache is self.l1d:
             self._refused = ins
             self._refused_at = (cache.version, len(self.missq), line)
-            self._refused_why = value
+            self._refused_why = cache.last_refusal
         if self.l1d_handlers and cache is self.l1d and ins.warp is not None:
             evicted = cache.last_evicted if outcome == "miss" else -1
             for h in self.l1d_handlers:
@@ -391,7 +391,11 @@ class LdstUnit:
 
     def _reply(self, req: MemRequest, now: int) -> None:
         token = req.token
-        if req.t_l2 >= 0 and not (isinstance(token, tuple) and token[0] == "ifill"):
+        if isinstance(token, tuple) and token[0] == "ifill":  # an instruction line for the fetch stage
+            cache = cast(CachePort, token[1])
+            self.sm.fetch.arrived(cache.fill(token[2], req.sector_mask, now))
+            return
+        if req.t_l2 >= 0:  # a data reply or store acknowledgement from an L2 slice
             n = popcount(req.sector_mask) or 1
             st = self.stats
             st.mem_latency_sector_cycles += (now * self._period - req.t_l2) // self._period * n
@@ -400,9 +404,6 @@ class LdstUnit:
             cache = cast(CachePort, token[1])
             for ins in cache.fill(token[2], req.sector_mask, now):
                 self._arrived(ins, now)
-        elif isinstance(token, tuple) and token[0] == "ifill":  # an instruction line for the fetch stage
-            cache = cast(CachePort, token[1])
-            self.sm.fetch.arrived(cache.fill(token[2], req.sector_mask, now))
         elif isinstance(token, tuple) and token[0] == "ack":  # a store's acknowledgment
             self._done_one(token[1], now)
         elif token is not None:

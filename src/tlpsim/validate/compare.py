@@ -107,7 +107,6 @@ def sweep_rows(ref: Reference, points: dict[str, dict[int, dict]]) -> list[dict]
         ns, gs_cycles, complete = sweep_points(entry)
         theirs = classify_shape(ns, gs_cycles)
         ours_cycles: list[int | None] = []
-        ours_latency: list[float | None] = []
         errors = []
         for n in ns:
             res = mine.get(n)
@@ -119,9 +118,9 @@ def sweep_rows(ref: Reference, points: dict[str, dict[int, dict]]) -> list[dict]
                 errors.append(f"N={n}: the program's output check failed ({res.get('output')})")
             else:
                 ours_cycles.append(int(res["program"]["cycles"]))
-                ours_latency.append(res["program"].get("avg_mem_latency"))
-                continue
-            ours_latency.append(None)
+        # the memory latency of each point that has its cycles (GPGPU-Sim's averagemflatency beside it)
+        ours_latency = [None if c is None else mine[n]["program"].get("avg_mem_latency")
+                        for n, c in zip(ns, ours_cycles)]
         by_n = {int(p["max_ctas_per_sm"]): p for p in entry["sweep"]}
         row: dict[str, Any] = {
             "program": name, "n": ns, "complete": complete, "gpgpusim_cycles": gs_cycles, "ours_cycles": ours_cycles,
