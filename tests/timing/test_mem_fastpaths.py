@@ -89,3 +89,38 @@ def test_flit_queue_counts_flits_and_holds_popped_room_for_the_step():
     with pytest.raises(RuntimeError, match="full queue q"):
         for _ in range(10):
             q.push(write, 2000)
+
+
+class _Trace:
+    """The memory table of a trace: per row a state space and a set of sector ids."""
+
+    def __init__(self, rows: list[list[int]]) -> None:
+        import numpy as np
+
+        self.mem_space = np.zeros(len(rows), dtype=np.int8)
+        self.sectors = np.array([s for r in rows for s in r], dtype=np.uint64)
+        self.mem_sector_offsets = np.concatenate(([0], np.cumsum([len(r) for r in rows]))).astype(np.int64)
+
+    def bank_degrees(self, banks: int):
+        import numpy as np
+
+        return np.ones(self.mem_space.size, dtype=np.int16)
+
+
+@pytest.mark.parametrize("ascending", [True, False])
+def test_mem_rows_accesses_are_each_rows_lines_with_their_sector_masks(ascending):
+    from tlpsim.timing.warp import MemRows
+
+    rng = random.Random(7)
+    rows = []
+    for _ in range(400):
+        secs = rng.sample(range(1 << 12), rng.choice((0, 1, 2, 4, 8, 32)))
+        rows.append(sorted(secs) if ascending else secs)
+    rows += [[], [5], [4, 5, 6, 7], [3, 4]]
+    got = MemRows(_Trace(rows))
+    for k, secs in enumerate(rows):
+        lines: dict[int, int] = {}
+        for s in secs:  # the definition: one access per 128-byte line, its 32-byte sectors as a mask
+            lines[s >> 2] = lines.get(s >> 2, 0) | (1 << (s & 3))
+        assert got.accesses(k) == [(line << 7, mask) for line, mask in sorted(lines.items())]
+    assert MemRows(_Trace([])).line_offsets == [0]  # an empty table: no rows, no accesses

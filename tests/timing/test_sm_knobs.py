@@ -11,7 +11,7 @@ import tlpsim
 from tlpsim.config.loader import load_config
 from tlpsim.errors import ConfigError
 from tlpsim.timing.builder import latency_tables
-from tlpsim.timing.regbanks import RegisterBanks
+from tlpsim.timing.regbanks import OperandStats, RegisterBanks
 from tlpsim.timing.static import StaticKernel
 from tlpsim.trace.format import SHARED_BANK_COUNTS
 
@@ -92,22 +92,18 @@ def test_bank_mapping_with_and_without_warp_id_and_sub_core():
     assert [sub.bank_of(1, s, 3) for s in range(4)] == [0, 4, 8, 12]           # (1+3) mod 4 + 4*sched
 
 
-class _Stats:
-    reads = writes = bank_conflict_cycles = collector_full = 0
-
-
 def test_write_ports_serialise_same_bank_writes():
-    one = RegisterBanks(4, {"sp": 1}, stats=_Stats(), write_ports=1)
+    one = RegisterBanks(4, {"sp": 1}, stats=OperandStats(), write_ports=1)
     assert one.write(0, 0, (1,), 10) == 10
     assert one.write(0, 0, (5,), 10) == 11     # bank 1 again in cycle 10: next cycle
     assert one.write(0, 0, (2,), 10) == 10     # another bank: same cycle
-    two = RegisterBanks(4, {"sp": 1}, stats=_Stats(), write_ports=2)
+    two = RegisterBanks(4, {"sp": 1}, stats=OperandStats(), write_ports=2)
     assert two.write(0, 0, (1,), 10) == 10 and two.write(0, 0, (5,), 10) == 10
     assert two.write(0, 0, (9,), 10) == 11     # third write to bank 1 in one cycle
 
 
 def test_read_ports_allow_that_many_reads_per_bank_per_cycle():
-    two = RegisterBanks(4, {"sp": 4}, stats=_Stats(), read_ports=2)
+    two = RegisterBanks(4, {"sp": 4}, stats=OperandStats(), read_ports=2)
     assert two.read(0, 0, "sp", (1, 5), now=10) == 12        # both read at 11: no conflict
     assert two.read(0, 0, "sp", (9,), now=10) == 13           # third read of bank 1 waits a cycle
 

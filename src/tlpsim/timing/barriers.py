@@ -23,8 +23,7 @@ class Barriers:
         """`w` issued a barrier (after advancing past it)."""
         w.at_barrier = True
         issue = self.issue
-        issue.ready[w.sched].discard(w.slot)
-        issue.ready_mem[w.sched].discard(w.slot)
+        issue.unready(w)
         w.cta.arrived += 1
         if issue.block_events:
             issue.report_block(w)

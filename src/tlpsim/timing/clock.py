@@ -5,7 +5,7 @@ mode alike."""
 
 from __future__ import annotations
 
-import heapq
+from heapq import heappop, heappush
 from typing import Any, Callable
 
 from tlpsim.timing.engine import ClockDomain, Component
@@ -25,7 +25,7 @@ class PluginClock(Component):
 
     def add(self, cycle: int, callback: Callable[[Any, int], Any], tag: Any) -> None:
         self.seq += 1
-        heapq.heappush(self.timers, (cycle, self.seq, callback, tag))
+        heappush(self.timers, (cycle, self.seq, callback, tag))
         self.wake_at(cycle)
 
     def busy(self) -> bool:
@@ -34,7 +34,7 @@ class PluginClock(Component):
     def tick(self, cycle: int) -> bool:
         timers = self.timers
         while timers and timers[0][0] <= cycle:
-            _, _, cb, tag = heapq.heappop(timers)
+            _, _, cb, tag = heappop(timers)
             cb(tag, cycle)
         if timers:
             self.wake_at(timers[0][0])

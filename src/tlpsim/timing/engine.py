@@ -13,8 +13,8 @@ skipped cycles (see `Component.skipped`).
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Callable, Iterable
+from heapq import heappop, heappush
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -82,7 +82,9 @@ class Engine:
         self.dense = dense
         self.now = 0
         self.components: list[Component] = []
-        self._active: set[int] = set()
+        # components that tick at their next cycle, as a bit mask (bit k: components[k]):
+        # walking its bits visits them in tick order without sorting a set each step
+        self._active = 0
         # timers: a heap of the distinct times that have any, and per time the indices of
         # the components to wake (one entry per (component, time)); many components wake
         # at the same clock edge, so this keeps the heap small and its entries plain ints
@@ -98,7 +100,7 @@ class Engine:
         self.components.append(comp)
         comp._k = k
         if active:
-            self._active.add(k)
+            self._active |= 1 << k
         return comp
 
     def request_stop(self) -> None:
@@ -116,7 +118,7 @@ class Engine:
                 if comp.last_cycle < c:
                     comp.skipped(comp.last_cycle + 1, c)
                     comp.last_cycle = c
-        self._active.add(k)
+        self._active |= 1 << k
 
     def wake_at(self, comp: Component, cycle: int) -> None:
         self.wake_at_time(comp, comp.domain.time_of(cycle))
@@ -133,20 +135,22 @@ class Engine:
         ks = self._timer_comps.get(t_fs)
         if ks is None:
             self._timer_comps[t_fs] = [comp._k]
-            heapq.heappush(self._timers, t_fs)
+            heappush(self._timers, t_fs)
         else:
             ks.append(comp._k)
 
     def _pop_due_timers(self, t_fs: int) -> None:
-        timers, active, comps, by_time = self._timers, self._active, self.components, self._timer_comps
+        timers, comps, by_time = self._timers, self.components, self._timer_comps
+        active = self._active
         while timers and timers[0] <= t_fs:
-            t = heapq.heappop(timers)
+            t = heappop(timers)
             for k in by_time.pop(t):
                 c = comps[k]
                 c._pending.discard(t)
                 if not c.passive:
                     self._live_timers -= 1
-                active.add(k)
+                active |= 1 << k
+        self._active = active
 
     def _next_cycle_time(self, comp: Component) -> int:
         """Time of the first cycle of comp's domain strictly after its last tick and
@@ -164,9 +168,7 @@ class Engine:
         n = len(comps)
         dense = self.dense
         timers = self._timers
-        active = self._active
-        everyone = list(range(n))
-        candidates: Iterable[int]
+        everyone = (1 << n) - 1
         self.stop_requested = False
         while True:
             if self.stop_requested or (stop is not None and stop()):
@@ -176,17 +178,20 @@ class Engine:
             else:
                 if timers and timers[0] <= self.now:
                     self._pop_due_timers(self.now)
-                if not active:
+                if not self._active:
                     if not timers or not self._live_timers:
                         return  # asleep for good (only observers' timers left)
                     self.now = max(self.now, timers[0])
                     continue
-                candidates = active
+                candidates = self._active
             now = self.now
             # the next time step: the earliest next cycle of any candidate (or a timer)
             t = -1
-            for k in candidates:
-                c = comps[k]
+            m = candidates
+            while m:
+                low = m & -m
+                m ^= low
+                c = comps[low.bit_length() - 1]
                 p = c.domain.period_fs
                 nc = c.last_cycle + 1
                 first = -(-now // p)
@@ -204,8 +209,13 @@ class Engine:
             if not dense:
                 if timers and timers[0] <= t:
                     self._pop_due_timers(t)
-                candidates = sorted(active)
-            for k in candidates:
+                candidates = self._active
+            # in index order; a component woken meanwhile ticks from the next step
+            m = candidates
+            while m:
+                low = m & -m
+                m ^= low
+                k = low.bit_length() - 1
                 comp = comps[k]
                 p = comp.domain.period_fs
                 if t % p:
@@ -220,7 +230,7 @@ class Engine:
                 comp.ticks += 1
                 self._ticking = k
                 if not comp.tick(cycle) and not dense:
-                    active.discard(k)
+                    self._active &= ~low
             self._ticking = None
             if dense and stop is None and not until_stop_request and all(not self._has_work(c) for c in comps):
                 return

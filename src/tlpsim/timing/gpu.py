@@ -57,6 +57,7 @@ class KernelRun:
     thread_insts: int = 0
     snapshot: dict = field(default_factory=dict)
     mem_rows: Any = None   # the trace's memory table as lists (timing.warp.MemRows), built once
+    lanes: Any = None      # executed lanes per trace row (popcount of the masks), built once
     watch: list | None = None  # per SM: per-pc instr_issued handlers (SMEvents.watch_list), None if nobody watches
     shared_banks: int = 32     # shared-memory banks (which conflict-degree column of the trace applies)
     info: KernelInfo | None = None

@@ -35,7 +35,7 @@ skipped cycles are back-filled in `skipped()`.
 
 from __future__ import annotations
 
-import heapq
+from heapq import heappop, heappush
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
@@ -205,7 +205,7 @@ class Crossbar(Component):
     # ---------------------------------------------------------------- events
 
     def _note_arrival(self, t_fs: int, i: int) -> None:
-        heapq.heappush(self._arrivals, (t_fs, i))
+        heappush(self._arrivals, (t_fs, i))
         if self.engine is not None:
             self._timer(t_fs)
         else:
@@ -264,16 +264,16 @@ class Crossbar(Component):
                 self.engine.wake_at_time(self, t)
         dl = self._deliveries
         while dl and dl[0][0] <= cycle:
-            self._deliver(heapq.heappop(dl), now)
+            self._deliver(heappop(dl), now)
         rl = self._releases
         while rl and rl[0][0] <= cycle:
-            _, i, o = heapq.heappop(rl)
+            _, i, o = heappop(rl)
             self._busy_in[i] = False
             self._held[o] = False
             self._consider(i, now)
         ar = self._arrivals
         while ar and ar[0][0] <= now:
-            i = heapq.heappop(ar)[1]
+            i = heappop(ar)[1]
             if not self._busy_in[i] and not self._requesting[i]:
                 self._consider(i, now)
         if not self._req:
@@ -382,7 +382,7 @@ class Crossbar(Component):
             reserved[o] += units
             self._ptr[o] = (i + 1) % self.n_inputs
             end = cycle + f
-            heapq.heappush(self._releases, (end, i, o))
+            heappush(self._releases, (end, i, o))
             self._timer(end * self._period)
             due = end - 1 + self.latency
             self._seq += 1
@@ -390,7 +390,7 @@ class Crossbar(Component):
             if due <= cycle:
                 self._deliver(entry, now)
             else:
-                heapq.heappush(self._deliveries, entry)
+                heappush(self._deliveries, entry)
                 if due != end:
                     self._timer(due * self._period)
             st.packets += 1

@@ -10,7 +10,7 @@ with `dual_issue_diff_units` they must go to different pipelines).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from tlpsim.timing.regbanks import RegisterBanks
 from tlpsim.timing.static import (
@@ -21,6 +21,7 @@ from tlpsim.timing.static import (
     K_MEM,
     K_NOP,
     LDST,
+    UNIT_IDS,
     StaticInstr,
 )
 from tlpsim.timing.units import FULL_MASK, FunctionalUnits
@@ -35,6 +36,20 @@ if TYPE_CHECKING:
     from tlpsim.timing.stats import SMStats
     from tlpsim.timing.warp import Warp
     from tlpsim.timing.writeback import Writeback
+
+
+LDST_ID: Final = UNIT_IDS[LDST]
+
+
+class ReadyWarps:
+    """A warp scheduler's warps that may issue, as bit masks (bit k: warp slot k):
+    cheaper to update and to walk in slot order than a set."""
+
+    def __init__(self) -> None:
+        self.all = 0
+        # those whose next instruction is a memory instruction: when the LD/ST unit is
+        # full and these are all there is, the scheduler knows it cannot issue
+        self.mem = 0
 
 
 class IssueStage:
@@ -57,46 +72,43 @@ class IssueStage:
         self.events = events
         self.issue_width = issue_width
         self.diff_units = dual_issue_diff_units
-        self.ready: list[set[int]] = [set() for _ in range(n_schedulers)]
-        # the ready warps whose next instruction is a memory instruction: when the LD/ST
-        # unit is full and these are all there is, a scheduler knows it cannot issue
-        self.ready_mem: list[set[int]] = [set() for _ in range(n_schedulers)]
+        self.ready: list[ReadyWarps] = [ReadyWarps() for _ in range(n_schedulers)]
         self.n_mem_blocked = 0              # warps whose next instruction waits on a memory load
         self.block_events = events.block_events
         self.wb_delay = 0                   # extra writeback delay set by an instr_issued handler
         self.wb_width = wb_width            # result buses
-        self.buses: dict[int, int] = {}     # cycle -> arithmetic writebacks booked
+        # arithmetic writebacks booked per cycle, in a ring indexed by cycle mod its size
+        # (bus_cycle: the cycle a slot's count is for); bookings lie less than the ring's
+        # size ahead of now (it grows when one would not), so a slot holding an older
+        # cycle counts as free
+        self.bus_cycle: list[int] = [-1] * 1024
+        self.bus_count: list[int] = [0] * 1024
 
     # ------------------------------------------------------------ readiness
 
     def update_ready(self, w: Warp) -> None:
         """Re-evaluate whether `w` may issue, after anything that could change it."""
-        rs = self.ready[w.sched]
-        rm = self.ready_mem[w.sched]
+        r = self.ready[w.sched]
+        bit = 1 << w.slot
         was = w.mem_blocked
+        now_blocked = False
         if w.done or w.at_barrier or w.ibuf == 0:
-            rs.discard(w.slot)
-            rm.discard(w.slot)
-            now_blocked = False
+            r.all &= ~bit
+            r.mem &= ~bit
         else:
             si = w.instrs[w.pcs[w.pos]]
             block = w.pending & (si.src_mask | si.dst_mask)
-            if block:
-                rs.discard(w.slot)
-                rm.discard(w.slot)
+            if block or w.holds:
+                r.all &= ~bit
+                r.mem &= ~bit
                 now_blocked = bool(block & w.pending_mem)
-            elif w.holds:
-                rs.discard(w.slot)
-                rm.discard(w.slot)
-                now_blocked = False
             else:
                 w.si = si
-                rs.add(w.slot)
+                r.all |= bit
                 if si.kind == K_MEM:
-                    rm.add(w.slot)
+                    r.mem |= bit
                 else:
-                    rm.discard(w.slot)
-                now_blocked = False
+                    r.mem &= ~bit
         if now_blocked != was:
             w.mem_blocked = now_blocked
             self.n_mem_blocked += 1 if now_blocked else -1
@@ -133,8 +145,7 @@ class IssueStage:
 
     def drop(self, w: Warp) -> None:
         """`w` finished: it leaves the ready sets and the memory-blocked count."""
-        self.ready[w.sched].discard(w.slot)
-        self.ready_mem[w.sched].discard(w.slot)
+        self.unready(w)
         if w.mem_blocked:
             w.mem_blocked = False
             self.n_mem_blocked -= 1
@@ -144,30 +155,42 @@ class IssueStage:
             for h in self.events.warp_unblocked:
                 h(w.view, old, now)
 
+    def unready(self, w: Warp) -> None:
+        """`w` may not issue (until update_ready says otherwise)."""
+        r = self.ready[w.sched]
+        bit = 1 << w.slot
+        r.all &= ~bit
+        r.mem &= ~bit
+
+    def is_ready(self, w: Warp) -> bool:
+        return bool(self.ready[w.sched].all >> w.slot & 1)
+
     # ------------------------------------------------------------ issue
 
-    def issue(self, s: int, rs: set[int], now: int) -> bool:
+    def issue(self, s: int, rs: int, now: int) -> bool:
         """Issue one instruction from scheduler s: the policy orders the warps whose
         next instruction's pipeline can take it this cycle; the first that the
-        operand storage accepts issues."""
+        operand storage accepts issues. `rs`: the scheduler's ready mask (not empty);
+        candidates go to the policy in slot order."""
         warps = self.slots.warps
-        unit_next = self.units.next[s]
-        sp_free = unit_next[self.units.default][0] <= now
+        unit_next = self.units.next_by_id[s]
         ldst_ok = self.ldst.can_accept()
-        if not ldst_ok and len(self.ready_mem[s]) == len(rs):
+        if not ldst_ok and self.ready[s].mem == rs:
             self.sm.note_stall("unit_busy")  # every ready warp waits for the LD/ST unit
             return False
         cands: list[Any] = []
-        for x in rs:
-            w = cast("Warp", warps[x])  # ready warps are resident
+        m = rs
+        while m:
+            low = m & -m
+            m ^= low
+            w = cast("Warp", warps[low.bit_length() - 1])  # ready warps are resident
             si = cast(StaticInstr, w.si)  # and know their next instruction
             k = si.kind
             if k == K_MEM:
                 if not ldst_ok:
                     continue
             elif k != K_BAR and k != K_EXIT:
-                t = unit_next.get(si.unit)
-                if not (sp_free if t is None else t[0] <= now):
+                if unit_next[si.unit_id][0] > now:
                     continue
             cands.append(w.view)
         if not cands:
@@ -203,13 +226,13 @@ class IssueStage:
                 if not quiet:
                     self.sm.note_stall("unit_busy")
                 return False
-            if units.free_at(w.sched, si.unit) > now:
+            if units.next_by_id[w.sched][si.unit_id][0] > now:
                 if not quiet:
                     self.sm.note_stall("unit_busy")
                 return False
             banks = self.banks
-            start = (banks.try_read(w.slot, w.sched, si.unit, si.src_regs, now) if banks is not None
-                     else self.operands.try_read(w.view, si, now))
+            start = (banks.try_read_id(w.slot, w.sched, si.unit_id, si.src_regs, now) if banks is not None
+                     else self._plugin_read(w, si, now))
             if start is None:
                 if not quiet and not w.holds:  # a storage that held the warp while refusing: a hold, not a stall
                     self.sm.note_stall("collector_full")
@@ -218,7 +241,7 @@ class IssueStage:
             # instruction enters its unit, which holds it in its dispatch register meanwhile)
             ready = start + si.result_delay
             wb = self._result_bus(ready, now)
-            units.start(w.sched, si.unit, now, si.initiation + wb - ready)
+            units.start_id(w.sched, si.unit_id, now, si.initiation + wb - ready)
             if si.dst_mask:
                 w.pending |= si.dst_mask
                 wb_at = wb
@@ -229,8 +252,8 @@ class IssueStage:
                     self.sm.note_stall("ldst_busy")
                 return False
             banks = self.banks
-            start = (banks.try_read(w.slot, w.sched, LDST, si.src_regs, now) if banks is not None
-                     else self.operands.try_read(w.view, si, now))
+            start = (banks.try_read_id(w.slot, w.sched, LDST_ID, si.src_regs, now) if banks is not None
+                     else self._plugin_read(w, si, now))
             if start is None:
                 if not quiet and not w.holds:  # a storage that held the warp while refusing: a hold, not a stall
                     self.sm.note_stall("collector_full")
@@ -254,20 +277,20 @@ class IssueStage:
             # the common case, update_ready inlined: the warp was ready (so not
             # memory-blocked, not held) and stays in the ready set unless it must wait now
             if ibuf == 0:
-                self.ready[w.sched].discard(w.slot)
+                self.ready[w.sched].all &= ~(1 << w.slot)
                 self.fetch.want(w)
             else:
                 nsi = w.instrs[w.pcs[npos]]
                 block = w.pending & (nsi.src_mask | nsi.dst_mask)
                 if block:
-                    self.ready[w.sched].discard(w.slot)
+                    self.ready[w.sched].all &= ~(1 << w.slot)
                     if block & w.pending_mem:
                         w.mem_blocked = True
                         self.n_mem_blocked += 1
                 else:
                     w.si = nsi
                     if nsi.kind == K_MEM:  # (an ALU instruction left: it was not in ready_mem)
-                        self.ready_mem[w.sched].add(w.slot)
+                        self.ready[w.sched].mem |= 1 << w.slot
         elif kind == K_BAR:
             # arrive after advancing, so a release (possibly by this very warp) judges
             # the instruction after the barrier
@@ -297,19 +320,40 @@ class IssueStage:
             self._issue_more(w, policy, si, now)
         return True
 
+    def _plugin_read(self, w: Warp, si: StaticInstr, now: int) -> int | None:
+        """The operand-storage plug-in's try_read (an int cycle, or None: refused)."""
+        start = self.operands.try_read(w.view, si, now)
+        return None if start is None else int(start)
+
     def _result_bus(self, cycle: int, now: int) -> int:
         """The first cycle from `cycle` with a free result bus (GPGPU-Sim reserves one of
         the EX_WB-width buses for every arithmetic instruction's writeback), booked."""
-        buses = self.buses
-        n = buses.get(cycle, 0)
-        while n >= self.wb_width:
+        cycles, counts = self.bus_cycle, self.bus_count
+        size = len(cycles)
+        while True:
+            if cycle - now >= size:
+                self._grow_buses(cycle - now, now)
+                cycles, counts = self.bus_cycle, self.bus_count
+                size = len(cycles)
+            k = cycle & (size - 1)
+            n = counts[k] if cycles[k] == cycle else 0
+            if n < self.wb_width:
+                cycles[k] = cycle
+                counts[k] = n + 1
+                return cycle
             cycle += 1
-            n = buses.get(cycle, 0)
-        buses[cycle] = n + 1
-        if len(buses) > 256:  # forget the past
-            for c in [c for c in buses if c < now]:
-                del buses[c]
-        return cycle
+
+    def _grow_buses(self, ahead: int, now: int) -> None:
+        """Enlarge the booking ring past `ahead` cycles, keeping the bookings from now on."""
+        size = len(self.bus_cycle)
+        while size <= ahead:
+            size *= 2
+        cycles, counts = [-1] * size, [0] * size
+        for c, n in zip(self.bus_cycle, self.bus_count):
+            if c >= now:
+                cycles[c & (size - 1)] = c
+                counts[c & (size - 1)] = n
+        self.bus_cycle, self.bus_count = cycles, counts
 
     def _mask(self, w: Warp, pos: int) -> int:
         masks = w.masks
@@ -319,7 +363,7 @@ class IssueStage:
         """Further instructions of `w` in the cycle it issued (dual issue)."""
         used = {first.unit}
         for _ in range(self.issue_width - 1):
-            if w.done or w.slot not in self.ready[w.sched]:
+            if w.done or not self.ready[w.sched].all >> w.slot & 1:
                 return
             si = cast(StaticInstr, w.si)
             if si.kind == K_BAR or si.kind == K_EXIT:

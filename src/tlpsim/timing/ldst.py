@@ -238,10 +238,7 @@ class LdstUnit:
                 self.sm.complete(warp, si, start + self.p.smem_latency + degree - 1, True, pos)
             self._done_one(warp, now)
             return None
-        lines: dict[int, int] = {}
-        for s in rows.sectors_of(row):
-            lines[s >> 2] = lines.get(s >> 2, 0) | (1 << (s & 3))
-        accesses = [(line << 7, mask) for line, mask in sorted(lines.items())]
+        accesses = rows.accesses(row)
         kind = ATOMIC if si.is_atomic else (WRITE if si.is_store else READ)
         if space in _CONSTLIKE:
             cache = self.l1c

@@ -17,11 +17,27 @@ next cycle with a free port, and its registers stay pending until then.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
+
+from tlpsim.timing.static import UNIT_IDS
+
+
+@dataclass
+class OperandStats:
+    """An operand storage's statistics (compiled with the timing core: the banks
+    count into it on every access)."""
+
+    reads: int = 0            # 32-lane register reads
+    writes: int = 0
+    bank_conflict_cycles: int = 0
+    collector_full: int = 0   # issue attempts refused for lack of a collector unit
+    subarray_on_cycles: int = 0   # sum over RF subarrays of powered core cycles (when gates_subarrays)
+    subarray_wakeups: int = 0     # gated subarrays woken
+    events: dict[str, int] = field(default_factory=dict)  # added structure -> accesses (energy-table names)
 
 
 class RegisterBanks:
-    def __init__(self, n_banks: int, collectors: dict[str, int], stats: Any, read_ports: int = 1,
+    def __init__(self, n_banks: int, collectors: dict[str, int], stats: OperandStats | None = None, read_ports: int = 1,
                  write_ports: int = 1, use_warp_id: bool = True, n_schedulers: int = 1,
                  sub_core: bool = False, shared_collectors: bool = False, read_delay: int = 0) -> None:
         self.n_banks = n_banks
@@ -37,52 +53,74 @@ class RegisterBanks:
         self.per_sched = n_banks // n_schedulers if sub_core else n_banks
         self.sched_base = [s * self.per_sched if sub_core else 0 for s in range(max(n_schedulers, 1))]
         self.cap: dict[str, int] = dict(collectors)
-        # release cycles of taken collectors, per class; generic collectors (not
-        # specialized) are one pool every class draws from
-        pool: list[int] = []
-        self.busy: dict[str, list[int]] = {k: (pool if shared_collectors else []) for k in self.cap}
-        self.stats = stats              # the plug-in's OperandStats
+        for unit, n in self.cap.items():
+            if n < 1:
+                raise ValueError(f"operand collectors for '{unit}': {n} (at least 1)")
+        # per class, the cycle each of its collectors is released (free: not after now);
+        # generic collectors (not specialized) are one pool every class draws from
+        pool = [0] * max(self.cap.values(), default=0)
+        self.busy: dict[str, list[int]] = {k: (pool if shared_collectors else [0] * n) for k, n in self.cap.items()}
+        # the same, indexed by StaticInstr.unit_id (None: a class without collectors)
+        by_id = sorted(UNIT_IDS, key=lambda u: UNIT_IDS[u])
+        self.busy_by_id: list[list[int] | None] = [self.busy.get(u) for u in by_id]
+        self.cap_by_id: list[int] = [self.cap.get(u, 0) for u in by_id]
+        self.stats = stats if stats is not None else OperandStats()  # the plug-in's
 
     def bank_of(self, slot: int, sched: int, reg: int) -> int:
         return (slot * self.shift + reg) % self.per_sched + self.sched_base[sched]
 
-    def _collectors(self, unit: str, now: int) -> list[int]:
-        taken = self.busy.get(unit)
-        if taken is None:
-            return []
-        if taken and min(taken) <= now:
-            taken[:] = [c for c in taken if c > now]
-        return taken
+    @staticmethod
+    def _free_collector(taken: list[int], cap: int, now: int) -> int:
+        """Index of a free collector in `taken` if fewer than `cap` are busy, else -1."""
+        k = -1
+        n_busy = 0
+        for i in range(len(taken)):
+            if taken[i] > now:
+                n_busy += 1
+            elif k < 0:
+                k = i
+        return k if n_busy < cap else -1
 
     def can_issue(self, slot: int, sched: int, unit: str, src_regs: tuple[int, ...], now: int) -> bool:
-        taken = self._collectors(unit, now)
-        if unit in self.cap and len(taken) >= self.cap[unit]:
+        taken = self.busy.get(unit)
+        if taken is not None and self._free_collector(taken, self.cap[unit], now) < 0:
             self.stats.collector_full += 1
             return False
         return True
 
     def read(self, slot: int, sched: int, unit: str, src_regs: tuple[int, ...], now: int) -> int:
+        """The operand reads, taking a collector (after can_issue said one is free)."""
         done = self._read_banks(slot, sched, src_regs, now)
         taken = self.busy.get(unit)
         if taken is not None:
-            taken.append(done)
+            k = self._free_collector(taken, len(taken), now)
+            if k >= 0:
+                taken[k] = done
+            else:  # called without can_issue: one more collector
+                taken.append(done)
         return done
 
     def try_read(self, slot: int, sched: int, unit: str, src_regs: tuple[int, ...], now: int) -> int | None:
         """can_issue + read in one call (once per issued instruction)."""
-        taken = self.busy.get(unit)
+        return self._take(self.busy.get(unit), self.cap.get(unit, 0), slot, sched, src_regs, now)
+
+    def try_read_id(self, slot: int, sched: int, unit_id: int, src_regs: tuple[int, ...], now: int) -> int | None:
+        """try_read() for the class with index `unit_id` (StaticInstr.unit_id)."""
+        return self._take(self.busy_by_id[unit_id], self.cap_by_id[unit_id], slot, sched, src_regs, now)
+
+    def _take(self, taken: list[int] | None, cap: int, slot: int, sched: int, src_regs: tuple[int, ...],
+              now: int) -> int | None:
+        """A collector from `taken` (its class's release cycles; None: no collectors) if
+        fewer than `cap` are taken, and the operand reads."""
+        k = -1
         if taken is not None:
-            if taken:
-                for c in taken:
-                    if c <= now:
-                        taken[:] = [c for c in taken if c > now]
-                        break
-                if len(taken) >= self.cap[unit]:
-                    self.stats.collector_full += 1
-                    return None
+            k = self._free_collector(taken, cap, now)
+            if k < 0:
+                self.stats.collector_full += 1
+                return None
         done = self._read_banks(slot, sched, src_regs, now)
         if taken is not None:
-            taken.append(done)
+            taken[k] = done
         return done
 
     def _read_banks(self, slot: int, sched: int, src_regs: tuple[int, ...], now: int) -> int:

@@ -56,9 +56,10 @@ class Slots:
         self.limits: dict[int, int] = {}        # kid -> CTA limit set by a plug-in
         self.dispatch_holds = 0                 # hold bits on CTA dispatch to this SM
         self.partial: list[CTA] = []            # resident CTAs with warps not admitted yet
-        # issued instructions per pc of finished warps, id(static kernel) -> (static, counts):
-        # the SM derives opclass_insts and unit_ops from them (no per-issue dict updates)
-        self.pc_counts: dict[int, tuple[Any, Any]] = {}
+        # issued instructions per pc of finished warps, id(static kernel) -> (static, counts,
+        # pcs of finished warps not counted yet): the SM derives opclass_insts and unit_ops
+        # from them (no per-issue dict updates; counted in batches)
+        self.pc_counts: dict[int, tuple[Any, Any, list[Any]]] = {}
 
     # ------------------------------------------------------------ dispatch
 
@@ -165,14 +166,13 @@ class Slots:
         run = w.run
         run.warp_insts += w.pos
         run.thread_insts += sum(w.lanes[:w.pos]) if w.pos < w.n else w.thread_total
-        hist = w.pc_hist
-        if w.pos < w.n:  # exited before the end of its recorded stream
-            hist = np.bincount(np.asarray(w.pcs[:w.pos], dtype=np.int64), minlength=len(hist))
         entry = self.pc_counts.get(id(run.static))
         if entry is None:
-            self.pc_counts[id(run.static)] = (run.static, hist.copy())
-        else:
-            entry[1][:] += hist
+            entry = self.pc_counts[id(run.static)] = (run.static, np.zeros(len(run.static.instrs), np.int64), [])
+        # exited before the end of its recorded stream: the part it issued
+        entry[2].append(w.pc_slice if w.pos >= w.n else w.pc_slice[:w.pos])
+        if len(entry[2]) >= 64:
+            self._count_pcs(entry)
         if self.events.warp_finished:
             for h in self.events.warp_finished:
                 h(w.view, now)
@@ -185,6 +185,19 @@ class Slots:
                 self.retire(cta, now)
         else:
             self.barriers.check(cta, now)
+
+    @staticmethod
+    def _count_pcs(entry: tuple[Any, Any, list[Any]]) -> None:
+        _, counts, waiting = entry
+        if waiting:
+            counts += np.bincount(np.concatenate(waiting), minlength=len(counts))
+            waiting.clear()
+
+    def pc_totals(self) -> list[tuple[Any, Any]]:
+        """(static kernel, issued instructions per pc) of the warps finished so far."""
+        for entry in self.pc_counts.values():
+            self._count_pcs(entry)
+        return [(static, counts) for static, counts, _ in self.pc_counts.values()]
 
     def drained(self, w: Warp, now: int) -> None:
         """A finished warp's last outstanding memory operation completed."""

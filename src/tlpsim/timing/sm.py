@@ -14,7 +14,7 @@ writeback, a freed unit, a memory reply, a timer or a plug-in's command.
 
 from __future__ import annotations
 
-import heapq
+from heapq import heappop, heappush
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
@@ -127,7 +127,7 @@ class SM(Component):
         st.l1d_reservation_fails = st.stall_reasons.get("l1d_reservation_fail", 0)
         opclass: dict[str, int] = {}
         units: dict[str, int] = {}
-        for static, counts in self.slots.pc_counts.values():
+        for static, counts in self.slots.pc_totals():
             instrs = static.instrs
             for pc in counts.nonzero()[0].tolist():
                 si, c = instrs[pc], int(counts[pc])
@@ -161,13 +161,13 @@ class SM(Component):
     def add_timer(self, cycle: int, callback: Callable[[Any, int], Any], tag: Any) -> None:
         """Call `callback(tag, cycle)` at the start of this SM's tick at `cycle`."""
         self._timer_seq += 1
-        heapq.heappush(self.timers, (cycle, self._timer_seq, callback, tag))
+        heappush(self.timers, (cycle, self._timer_seq, callback, tag))
         self.wake_at(cycle)
 
     def _fire_timers(self, now: int) -> None:
         timers = self.timers
         while timers and timers[0][0] <= now:
-            _, _, cb, tag = heapq.heappop(timers)
+            _, _, cb, tag = heappop(timers)
             cb(tag, now)
 
     # ------------------------------------------------------------ diagnostics
@@ -178,7 +178,7 @@ class SM(Component):
             return "barrier"
         if w.ibuf == 0:
             return "instruction fetch"
-        if w.slot in self.issue.ready[w.sched]:
+        if self.issue.is_ready(w):
             return "issue (ready; not chosen by the warp scheduler, or refused by the operand storage or a busy unit)"
         si = w.instrs[w.pcs[w.pos]]
         if w.pending & (si.src_mask | si.dst_mask):
@@ -230,8 +230,8 @@ class SM(Component):
         issue = self.issue
         if slots.n_warps:
             for s, rs in enumerate(issue.ready):
-                if rs:
-                    if issue.issue(s, rs, now):
+                if rs.all:
+                    if issue.issue(s, rs.all, now):
                         issued += 1
                     else:
                         structural = True
@@ -263,7 +263,7 @@ class SM(Component):
         # nothing happened this cycle: sleep until the next known event
         any_ready = False
         for rs in issue.ready:
-            if rs:
+            if rs.all:
                 any_ready = True
                 break
         nxt = self._next_unit_free(now) if any_ready else self.ldst.next_event(now)

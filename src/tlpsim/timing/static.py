@@ -25,6 +25,9 @@ SFU: Final = "sfu"
 DP: Final = "dp"
 LDST: Final = "ldst"
 CTRL: Final = "ctrl"
+# a pipeline class's index (StaticInstr.unit_id): the issue path's per-class tables are
+# lists indexed by it rather than dicts keyed by the name
+UNIT_IDS: Final = {SP: 0, SFU: 1, DP: 2, LDST: 3, CTRL: 4}
 
 # control kinds
 K_ALU: Final = 0
@@ -90,6 +93,7 @@ class StaticInstr:
     long_wait: bool = False  # a global/local/generic load or a barrier: long latency to warp schedulers
     op: str = ""             # the PTX opcode without modifiers ("fma", "ld", "bra"), for plug-in filters
     result_delay: int = 0    # arithmetic: cycles from operands collected to the scoreboard release
+    unit_id: int = 0         # UNIT_IDS[unit]
 
 
 class StaticKernel:
@@ -234,4 +238,4 @@ class StaticKernel:
         return StaticInstr(ins.index, kind, unit, lat, init, src_mask, dst_mask, tuple(srcs), tuple(dsts), space,
                            is_store, oc == "atomic" or base == "red", oc,
                            (kind == K_MEM and not is_store and space in ("global", "local", "generic"))
-                           or kind == K_BAR, base, result_delay)
+                           or kind == K_BAR, base, result_delay, UNIT_IDS[unit])

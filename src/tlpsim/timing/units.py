@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from tlpsim.timing.static import UNIT_IDS
+
 FULL_MASK: Final = 0xFFFFFFFF
 
 
@@ -42,6 +44,11 @@ class FunctionalUnits:
                 nexts[id(frees)] = {u: cells.setdefault(id(f), [0]) for u, f in frees.items()}
             self.next.append(nexts[id(frees)])
         self.default = default_class if default_class in units else next(iter(units))
+        # the same per scheduler, indexed by StaticInstr.unit_id (a class without units
+        # of its own maps to the default class's), for the issue path
+        by_id = sorted(UNIT_IDS, key=lambda u: UNIT_IDS[u])
+        self.free_by_id: list[list[list[int]]] = [[f[self.class_of(u)] for u in by_id] for f in self.free]
+        self.next_by_id: list[list[list[int]]] = [[n[self.class_of(u)] for u in by_id] for n in self.next]
         # partial-lane reservations: (class, scheduler) -> [(lane mask, until cycle)]
         self.lane_holds: dict[tuple[str, int], list[tuple[int, int]]] = {}
 
@@ -74,6 +81,23 @@ class FunctionalUnits:
             if t < earliest:
                 earliest = t
         self.next[sched][unit][0] = earliest
+        return True
+
+    def start_id(self, sched: int, unit_id: int, now: int, initiation: int) -> bool:
+        """start() for the class with index `unit_id` (StaticInstr.unit_id)."""
+        frees = self.free_by_id[sched][unit_id]
+        k = 0
+        for j in range(1, len(frees)):
+            if frees[j] < frees[k]:
+                k = j
+        if frees[k] > now:
+            return False
+        frees[k] = now + initiation
+        earliest = frees[0]
+        for t in frees:
+            if t < earliest:
+                earliest = t
+        self.next_by_id[sched][unit_id][0] = earliest
         return True
 
     def free_at(self, sched: int, unit: str) -> int:

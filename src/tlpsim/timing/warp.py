@@ -19,19 +19,38 @@ def popcount32(x: np.ndarray) -> np.ndarray:
 
 
 class MemRows:
-    """A launch's memory table as Python lists (state space, shared-memory conflict
-    degree, sector offsets per memory row), so the LD/ST unit reads a row without
-    NumPy scalar indexing; the sectors stay one NumPy array."""
+    """A launch's memory table as Python lists, so the LD/ST unit reads a row without
+    NumPy scalar indexing: per memory row its state space and shared-memory conflict
+    degree, and its accesses — one per 128-byte line touched, ascending, with the
+    mask of the line's 32-byte sectors — derived once from the trace's sector sets."""
 
     def __init__(self, trace: Any, shared_banks: int = 32) -> None:
         self.space: list[int] = trace.mem_space.tolist()
         self.bank_degree: list[int] = trace.bank_degrees(shared_banks).tolist()
-        self.sector_offsets: list[int] = trace.mem_sector_offsets.tolist()
-        self.sectors: Any = trace.sectors
+        sec = np.asarray(trace.sectors).astype(np.int64)
+        offs = np.asarray(trace.mem_sector_offsets, dtype=np.int64)
+        n_rows = offs.size - 1
+        row = np.repeat(np.arange(n_rows, dtype=np.int64), np.diff(offs))
+        if sec.size > 1:
+            ascending = (sec[1:] >= sec[:-1]) | (row[1:] != row[:-1])
+            if not ascending.all():  # (the tracer writes each row's sectors ascending)
+                sec = sec[np.lexsort((sec, row))]
+        line = sec >> 2
+        first = np.ones(sec.size, dtype=bool)  # a row's first sector of each line
+        if sec.size > 1:
+            first[1:] = (row[1:] != row[:-1]) | (line[1:] != line[:-1])
+        idx = np.flatnonzero(first)
+        masks = (np.bitwise_or.reduceat(np.left_shift(1, sec & 3), idx) if idx.size
+                 else np.zeros(0, dtype=np.int64))
+        self.line_addr: list[int] = (line[idx] << 7).tolist()
+        self.line_mask: list[int] = masks.tolist()
+        counts = np.bincount(row[idx], minlength=n_rows) if n_rows else np.zeros(0, dtype=np.int64)
+        self.line_offsets: list[int] = np.concatenate(([0], np.cumsum(counts))).tolist()
 
-    def sectors_of(self, row: int) -> list[int]:
-        s: list[int] = self.sectors[self.sector_offsets[row]: self.sector_offsets[row + 1]].tolist()
-        return s
+    def accesses(self, row: int) -> list[tuple[int, int]]:
+        """The row's (line address, sector mask) pairs, lines ascending."""
+        addr, mask = self.line_addr, self.line_mask
+        return [(addr[k], mask[k]) for k in range(self.line_offsets[row], self.line_offsets[row + 1])]
 
 
 class Warp:
@@ -40,7 +59,7 @@ class Warp:
 
     __slots__ = ("slot", "sched", "cta", "run", "gwarp", "pcs", "lanes", "mem", "pos", "n", "pending",
                  "pending_mem", "ibuf", "at_barrier", "done", "view", "mem_blocked", "in_fetch", "si",
-                 "thread_total", "pc_hist", "instrs", "mem_rows", "holds", "masks", "vclass", "watch", "block",
+                 "thread_total", "pc_slice", "instrs", "mem_rows", "holds", "masks", "vclass", "watch", "block",
                  "code_addr", "inflight", "gate", "gate_k")
 
     def __init__(self, slot: int, sched: int, cta: CTA, run: Any, gwarp: int, age: int, sm_id: int = 0,
@@ -54,12 +73,15 @@ class Warp:
         self.gwarp = gwarp
         self.pcs: list[int] = trace.pc[a:b].tolist()
         self.instrs: list[StaticInstr] = run.static.instrs
-        lanes = popcount32(trace.executed[a:b])  # thread instructions as GPGPU-Sim counts them
-        self.lanes: list[int] = lanes.tolist()
+        lanes_all = run.lanes
+        if lanes_all is None:  # one per launch, built by its first warp
+            lanes_all = run.lanes = popcount32(trace.executed)
+        # thread instructions as GPGPU-Sim counts them
+        self.lanes: list[int] = lanes_all[a:b].tolist()
         # whole-stream totals, credited to the launch and the SM's per-class counters when
         # the warp finishes (every resident warp runs its stream to the end)
-        self.thread_total = int(lanes.sum())
-        self.pc_hist: Any = np.bincount(trace.pc[a:b], minlength=len(run.static.instrs))
+        self.thread_total = sum(self.lanes)
+        self.pc_slice: Any = trace.pc[a:b]
         self.mem: list[int] = trace.mem[a:b].tolist()
         rows = run.mem_rows
         if rows is None:  # one per launch, built by its first warp

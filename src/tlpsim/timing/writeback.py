@@ -10,7 +10,7 @@ then. Entries hold the warp object, so a slot reused by a new warp is safe.
 
 from __future__ import annotations
 
-import heapq
+from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any, Final
 
 from tlpsim.timing.regbanks import RegisterBanks
@@ -45,7 +45,7 @@ class Writeback:
         """Write `si`'s destinations for `w` at `cycle` (no timer: this runs inside the
         SM's tick, and an SM that goes to sleep sets one for its earliest writeback)."""
         self.seq += 1
-        heapq.heappush(self.heap, (cycle, self.seq, w, si, flags, pos))
+        heappush(self.heap, (cycle, self.seq, w, si, flags, pos))
 
     def tick(self, now: int, warps: list[Warp | None]) -> bool:
         """Perform the writebacks due at `now`; True when any was performed (entries of
@@ -57,7 +57,7 @@ class Writeback:
         handlers = self.events.writeback
         progress = False
         while wb and wb[0][0] <= now:
-            _, _, w, si, flags, pos = heapq.heappop(wb)
+            _, _, w, si, flags, pos = heappop(wb)
             if w.done and warps[w.slot] is not w:
                 continue
             progress = True

@@ -42,22 +42,13 @@ directly; any other storage is called through the methods below.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from tlpsim.policies.registry import interface
 from tlpsim.timing.plugin import Plugin
+from tlpsim.timing.regbanks import OperandStats
 
-
-@dataclass
-class OperandStats:
-    reads: int = 0            # 32-lane register reads
-    writes: int = 0
-    bank_conflict_cycles: int = 0
-    collector_full: int = 0   # issue attempts refused for lack of a collector unit
-    subarray_on_cycles: int = 0   # sum over RF subarrays of powered core cycles (when gates_subarrays)
-    subarray_wakeups: int = 0     # gated subarrays woken
-    events: dict = field(default_factory=dict)  # added structure -> accesses (energy-table names)
+__all__ = ["OperandStats", "OperandStorage"]
 
 
 @interface("operand_storage")
