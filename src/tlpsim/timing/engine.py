@@ -56,7 +56,6 @@ class Component:
         self.engine: Engine | None = None
         self.last_cycle = -1  # last cycle this component was ticked (or accounted)
         self._k = -1          # index in the engine (tick order)
-        self._pending: set[int] = set()  # times of this component's timers in the engine's heap
         self.ticks = 0        # cycles actually ticked (the rest were skipped asleep)
 
     def tick(self, cycle: int) -> bool:  # pragma: no cover - abstract
@@ -126,10 +125,7 @@ class Engine:
     def wake_at_time(self, comp: Component, t_fs: int) -> None:
         if self.dense:  # every component ticks every cycle anyway
             return
-        pending = comp._pending
-        if t_fs in pending:  # one timer per (component, time) is enough
-            return
-        pending.add(t_fs)
+        # (a component may set the same timer twice: waking it twice is waking it once)
         if not comp.passive:
             self._live_timers += 1
         ks = self._timer_comps.get(t_fs)
@@ -145,9 +141,7 @@ class Engine:
         while timers and timers[0] <= t_fs:
             t = heappop(timers)
             for k in by_time.pop(t):
-                c = comps[k]
-                c._pending.discard(t)
-                if not c.passive:
+                if not comps[k].passive:
                     self._live_timers -= 1
                 active |= 1 << k
         self._active = active

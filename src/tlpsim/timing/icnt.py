@@ -118,6 +118,16 @@ class CrossbarStats:
         return d
 
 
+def _bits(mask: int) -> list[int]:
+    """The set bits of `mask`, ascending."""
+    out = []
+    while mask:
+        low = mask & -mask
+        mask ^= low
+        out.append(low.bit_length() - 1)
+    return out
+
+
 def _mix(seed: int, cycle: int, output: int) -> int:
     """A stateless hash (splitmix64 finaliser) of (seed, cycle, output): random
     arbitration that does not depend on how many ticks ran, so dense and sparse
@@ -184,7 +194,11 @@ class Crossbar(Component):
         self._seq = 0                                     # delivery order among equal cycles
         self._busy_in = [False] * n_inputs
         self._requesting = [False] * n_inputs
-        self._req: dict[int, set[int]] = {}               # output -> inputs whose ready head routes to it
+        # per output, the inputs whose ready head packet routes to it (bit i: input i) and
+        # how many; and the outputs with any such request (bit o: output o)
+        self._req_in = [0] * n_outputs
+        self._req_n = [0] * n_outputs
+        self._req_outs = 0
         self._held = [False] * n_outputs
         self._reserved = [0] * n_outputs                  # credits in flight (flits or packets)
         self._flit_out = [isinstance(q, FlitQueue) for q in self.outputs]
@@ -238,11 +252,9 @@ class Crossbar(Component):
                 raise ValueError(f"crossbar {self.name}: route() sent a packet from input {i} to output {o}, "
                                  f"outside 0..{self.n_outputs - 1}")
             self._requesting[i] = True
-            s = self._req.get(o)
-            if s is None:
-                self._req[o] = {i}
-            else:
-                s.add(i)
+            self._req_in[o] |= 1 << i
+            self._req_n[o] += 1
+            self._req_outs |= 1 << o
 
     def _deliver(self, entry: tuple[int, int, int, int, Any, int], now: int) -> None:
         cyc, _, o, units, pkt, arrival = entry
@@ -276,29 +288,25 @@ class Crossbar(Component):
             i = heappop(ar)[1]
             if not self._busy_in[i] and not self._requesting[i]:
                 self._consider(i, now)
-        if not self._req:
+        if not self._req_outs:
             self._wait_contention = self._wait_backpressure = 0
             return False
         return self._arbitrate(cycle, now)
 
-    def _pick(self, cycle: int, o: int, reqs: set[int]) -> int:
-        if len(reqs) == 1:
-            return next(iter(reqs))
+    def _pick(self, cycle: int, o: int, reqs: int) -> int:
+        """The granted input among the requesters `reqs` (bit mask) of output o."""
         if self._random:
-            cands = sorted(reqs)
+            cands = _bits(reqs)
             return cands[_mix(self.seed, cycle, o) % len(cands)]
         # round-robin: the first requester at or after the output's pointer. With
         # FIFO inputs each input requests exactly one output, so iSLIP's accept
         # phase always accepts and one-iteration iSLIP makes this same choice.
-        p, n = self._ptr[o], self.n_inputs
-        best, dist = -1, n
-        for i in reqs:
-            d = (i - p) % n
-            if d < dist:
-                best, dist = i, d
-        return best
+        p = self._ptr[o]
+        after = reqs >> p << p
+        x = after if after else reqs
+        return (x & -x).bit_length() - 1
 
-    def _wake_for_random_fit(self, cycle: int, o: int, reqs: set[int]) -> None:
+    def _wake_for_random_fit(self, cycle: int, o: int, reqs: int) -> None:
         """Output o refused the randomly picked packet for lack of room, with no
         credit in flight and no room held by this step's pops, so until a pop (which
         wakes the crossbar) the room stays as it is. Another requester's packet may
@@ -308,13 +316,13 @@ class Crossbar(Component):
         out = self.outputs[o]
         free = out.capacity - out.used_units()
         fits = set()
-        for i in reqs:
+        cands = _bits(reqs)
+        for i in cands:
             pkt = self.inputs[i].peek()
             if (cast(FlitQueue, out).flits_of(pkt) if self._flit_out[o] else 1) <= free:
                 fits.add(i)
         if not fits:
             return
-        cands = sorted(reqs)
         horizon = 8 * len(cands)
         for c in range(cycle + 1, cycle + horizon):
             if cands[_mix(self.seed, c, o) % len(cands)] in fits:
@@ -328,16 +336,21 @@ class Crossbar(Component):
         while a packet is still in flight to that output)."""
         st = self.stats
         sizes = self._sizes
-        req_by_out, held_out, reserved, flit_out = self._req, self._held, self._reserved, self._flit_out
+        req_in, req_n, held_out, reserved, flit_out = self._req_in, self._req_n, self._held, self._reserved, self._flit_out
         inputs, outputs = self.inputs, self.outputs
         contention = backpressure = 0
         poll = False
-        for o in sorted(req_by_out):
-            reqs = req_by_out[o]
+        m = self._req_outs
+        while m:  # outputs in index order
+            low = m & -m
+            m ^= low
+            o = low.bit_length() - 1
+            reqs = req_in[o]
+            n_reqs = req_n[o]
             if held_out[o]:
-                contention += len(reqs)
+                contention += n_reqs
                 continue
-            i = next(iter(reqs)) if len(reqs) == 1 else self._pick(cycle, o, reqs)
+            i = (reqs.bit_length() - 1) if n_reqs == 1 else self._pick(cycle, o, reqs)
             q_in = inputs[i]
             pkt = q_in.peek()
             out = outputs[o]
@@ -351,14 +364,14 @@ class Crossbar(Component):
                 units = 1
                 room = held + reserved[o] < out.capacity
             if not room:
-                backpressure += len(reqs)
+                backpressure += n_reqs
                 # Look again next cycle unless a pop is sure to wake us: credits in
                 # flight hide room a non-blocking pop would free silently, and units
                 # popped this step (held_units > used_units) become usable next step
                 # without any wake (e.g. a delivery refilled the queue after the pop).
                 if reserved[o] or held > out.used_units():
                     poll = True
-                elif self._random and len(reqs) > 1:
+                elif self._random and n_reqs > 1:
                     # the random pick changes every cycle: wake when it next falls
                     # on a requester whose packet fits the room left
                     self._wake_for_random_fit(cycle, o, reqs)
@@ -370,12 +383,13 @@ class Crossbar(Component):
                 self._unannounced[i] -= 1
                 if self._unannounced[i]:
                     self._note_arrival(q_in.head_ready_time(), i)
-            reqs.discard(i)
-            if reqs:
-                st.conflicts += len(reqs)
-                contention += len(reqs)
+            req_in[o] = reqs & ~(1 << i)
+            req_n[o] = n_reqs = n_reqs - 1
+            if n_reqs:
+                st.conflicts += n_reqs
+                contention += n_reqs
             else:
-                del req_by_out[o]
+                self._req_outs &= ~low
             self._requesting[i] = False
             self._busy_in[i] = True
             held_out[o] = True
@@ -412,7 +426,7 @@ class Crossbar(Component):
 
     def busy(self) -> bool:
         """Work pending (for the dense engine's termination test)."""
-        return bool(self._req or self._releases or self._deliveries or self._arrivals)
+        return bool(self._req_outs or self._releases or self._deliveries or self._arrivals)
 
     # ---------------------------------------------------------------- reporting
 
@@ -428,6 +442,6 @@ class Crossbar(Component):
 
     def line_trace(self) -> str:
         """One line of state for debugging: waiting requests and held outputs."""
-        reqs = " ".join(f"o{o}<{','.join(map(str, sorted(s)))}" for o, s in sorted(self._req.items()))
+        reqs = " ".join(f"o{o}<{','.join(map(str, _bits(s)))}" for o, s in enumerate(self._req_in) if s)
         held = ",".join(str(o) for o, h in enumerate(self._held) if h)
         return f"{self.name}@{self.last_cycle}: req[{reqs}] held[{held}] inflight={len(self._deliveries)}"
