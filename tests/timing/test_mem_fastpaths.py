@@ -123,4 +123,4 @@ def test_mem_rows_accesses_are_each_rows_lines_with_their_sector_masks(ascending
         for s in secs:  # the definition: one access per 128-byte line, its 32-byte sectors as a mask
             lines[s >> 2] = lines.get(s >> 2, 0) | (1 << (s & 3))
         assert got.accesses(k) == [(line << 7, mask) for line, mask in sorted(lines.items())]
-    assert MemRows(_Trace([])).line_offsets == [0]  # an empty table: no rows, no accesses
+    assert list(MemRows(_Trace([])).line_offsets) == [0]  # an empty table: no rows, no accesses

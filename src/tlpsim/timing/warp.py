@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from array import array
+from typing import Any, cast
 
 import numpy as np
 
@@ -16,6 +17,13 @@ def popcount32(x: np.ndarray) -> np.ndarray:
     x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
     x = (x + (x >> 4)) & 0x0F0F0F0F
     return ((x * np.uint32(0x01010101)) & 0xFFFFFFFF) >> 24
+
+
+def _int64s(values: Any) -> Any:
+    """A NumPy integer array as an array.array of int64 (indexing gives Python ints)."""
+    out = array("q")
+    out.frombytes(np.ascontiguousarray(values, dtype=np.int64).tobytes())
+    return out
 
 
 class MemRows:
@@ -42,15 +50,18 @@ class MemRows:
         idx = np.flatnonzero(first)
         masks = (np.bitwise_or.reduceat(np.left_shift(1, sec & 3), idx) if idx.size
                  else np.zeros(0, dtype=np.int64))
-        self.line_addr: list[int] = (line[idx] << 7).tolist()
-        self.line_mask: list[int] = masks.tolist()
+        # compact arrays (8 bytes an entry, not a Python int object each): a `paper`-size
+        # launch has tens of millions of line accesses
+        self.line_addr: Any = _int64s(line[idx] << 7)
+        self.line_mask: Any = _int64s(masks)
         counts = np.bincount(row[idx], minlength=n_rows) if n_rows else np.zeros(0, dtype=np.int64)
-        self.line_offsets: list[int] = np.concatenate(([0], np.cumsum(counts))).tolist()
+        self.line_offsets: Any = _int64s(np.concatenate(([0], np.cumsum(counts))))
 
     def accesses(self, row: int) -> list[tuple[int, int]]:
         """The row's (line address, sector mask) pairs, lines ascending."""
         addr, mask = self.line_addr, self.line_mask
-        return [(addr[k], mask[k]) for k in range(self.line_offsets[row], self.line_offsets[row + 1])]
+        out: list[Any] = [(addr[k], mask[k]) for k in range(self.line_offsets[row], self.line_offsets[row + 1])]
+        return cast("list[tuple[int, int]]", out)
 
 
 class Warp:
