@@ -64,6 +64,7 @@ class RegisterBanks:
         by_id = sorted(UNIT_IDS, key=lambda u: UNIT_IDS[u])
         self.busy_by_id: list[list[int] | None] = [self.busy.get(u) for u in by_id]
         self.cap_by_id: list[int] = [self.cap.get(u, 0) for u in by_id]
+        self._collector_lists: list[list[int]] = list({id(t): t for t in self.busy.values()}.values())
         self.stats = stats if stats is not None else OperandStats()  # the plug-in's
 
     def bank_of(self, slot: int, sched: int, reg: int) -> int:
@@ -185,8 +186,12 @@ class RegisterBanks:
         return done
 
     def next_event(self, now: int) -> int | None:
-        future = [c for taken in self.busy.values() for c in taken if c > now]
-        return min(future) if future else None
+        best = -1
+        for taken in self._collector_lists:
+            for c in taken:
+                if c > now and (best < 0 or c < best):
+                    best = c
+        return best if best >= 0 else None
 
     def reserve_ports(self, now: int, cycles: int) -> int:
         """Every bank's read and write ports are busy for `cycles` cycles from when each

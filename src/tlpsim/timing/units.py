@@ -49,6 +49,9 @@ class FunctionalUnits:
         by_id = sorted(UNIT_IDS, key=lambda u: UNIT_IDS[u])
         self.free_by_id: list[list[list[int]]] = [[f[self.class_of(u)] for u in by_id] for f in self.free]
         self.next_by_id: list[list[list[int]]] = [[n[self.class_of(u)] for u in by_id] for n in self.next]
+        # every distinct unit list once (schedulers and aliased classes share them)
+        lists = {id(lst): lst for frees in self.free for lst in frees.values()}
+        self._all_units: list[list[int]] = list(lists.values())
         # partial-lane reservations: (class, scheduler) -> [(lane mask, until cycle)]
         self.lane_holds: dict[tuple[str, int], list[tuple[int, int]]] = {}
 
@@ -151,13 +154,8 @@ class FunctionalUnits:
     def next_free(self, now: int) -> int | None:
         """Earliest future cycle at which a busy unit frees up (for a sleeping SM)."""
         best = -1
-        seen: set[int] = set()
-        for frees in self.free:
-            if id(frees) in seen:
-                continue
-            seen.add(id(frees))
-            for lst in frees.values():
-                for t in lst:
-                    if t > now and (best < 0 or t < best):
-                        best = t
+        for lst in self._all_units:
+            for t in lst:
+                if t > now and (best < 0 or t < best):
+                    best = t
         return best if best >= 0 else None
