@@ -65,29 +65,10 @@ class FunctionalUnits:
         """The pipeline class that runs `unit`'s instructions (unknown classes run on the default)."""
         return unit if unit in self.free[0] else self.default
 
-    def start(self, sched: int, unit: str, now: int, initiation: int) -> bool:
-        """Start an instruction on the earliest-free unit of its class (the first of
-        equals) if that unit is free at `now`; False when every unit is busy."""
-        frees = self.free[sched].get(unit)
-        if frees is None:
-            unit = self.default
-            frees = self.free[sched][unit]
-        k = 0
-        for j in range(1, len(frees)):
-            if frees[j] < frees[k]:
-                k = j
-        if frees[k] > now:
-            return False
-        frees[k] = now + initiation
-        earliest = frees[0]
-        for t in frees:
-            if t < earliest:
-                earliest = t
-        self.next[sched][unit][0] = earliest
-        return True
-
     def start_id(self, sched: int, unit_id: int, now: int, initiation: int) -> bool:
-        """start() for the class with index `unit_id` (StaticInstr.unit_id)."""
+        """Start an instruction of the class with index `unit_id` (StaticInstr.unit_id) on
+        its earliest-free unit (the first of equals) if that unit is free at `now`; False
+        when every unit is busy."""
         frees = self.free_by_id[sched][unit_id]
         k = 0
         for j in range(1, len(frees)):
