@@ -336,7 +336,8 @@ class Crossbar(Component):
         while a packet is still in flight to that output)."""
         st = self.stats
         sizes = self._sizes
-        req_in, req_n, held_out, reserved, flit_out = self._req_in, self._req_n, self._held, self._reserved, self._flit_out
+        req_in, req_n = self._req_in, self._req_n
+        held_out, reserved, flit_out = self._held, self._reserved, self._flit_out
         inputs, outputs = self.inputs, self.outputs
         contention = backpressure = 0
         poll = False

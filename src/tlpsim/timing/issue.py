@@ -144,7 +144,7 @@ class IssueStage:
                 h(w.view, reason, now)
 
     def drop(self, w: Warp) -> None:
-        """`w` finished: it leaves the ready sets and the memory-blocked count."""
+        """`w` finished: it leaves the ready masks and the memory-blocked count."""
         self.unready(w)
         if w.mem_blocked:
             w.mem_blocked = False
@@ -275,7 +275,7 @@ class IssueStage:
         w.ibuf = ibuf = w.ibuf - 1
         if kind == K_ALU and npos < w.n and not self.block_events:
             # the common case, update_ready inlined: the warp was ready (so not
-            # memory-blocked, not held) and stays in the ready set unless it must wait now
+            # memory-blocked, not held) and stays ready unless it must wait now
             if ibuf == 0:
                 self.ready[w.sched].all &= ~(1 << w.slot)
                 self.fetch.want(w)
@@ -289,7 +289,7 @@ class IssueStage:
                         self.n_mem_blocked += 1
                 else:
                     w.si = nsi
-                    if nsi.kind == K_MEM:  # (an ALU instruction left: it was not in ready_mem)
+                    if nsi.kind == K_MEM:  # (an ALU instruction left: its bit was not in .mem)
                         self.ready[w.sched].mem |= 1 << w.slot
         elif kind == K_BAR:
             # arrive after advancing, so a release (possibly by this very warp) judges
