@@ -10,7 +10,7 @@ with `dual_issue_diff_units` they must go to different pipelines).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from tlpsim.timing.regbanks import RegisterBanks
 from tlpsim.timing.static import (
@@ -21,7 +21,6 @@ from tlpsim.timing.static import (
     K_MEM,
     K_NOP,
     LDST,
-    UNIT_IDS,
     StaticInstr,
 )
 from tlpsim.timing.units import FULL_MASK, FunctionalUnits
@@ -36,9 +35,6 @@ if TYPE_CHECKING:
     from tlpsim.timing.stats import SMStats
     from tlpsim.timing.warp import Warp
     from tlpsim.timing.writeback import Writeback
-
-
-LDST_ID: Final = UNIT_IDS[LDST]
 
 
 class ReadyWarps:
@@ -252,7 +248,7 @@ class IssueStage:
                     self.sm.note_stall("ldst_busy")
                 return False
             banks = self.banks
-            start = (banks.try_read_id(w.slot, w.sched, LDST_ID, si.src_regs, now) if banks is not None
+            start = (banks.try_read_id(w.slot, w.sched, si.unit_id, si.src_regs, now) if banks is not None
                      else self._plugin_read(w, si, now))
             if start is None:
                 if not quiet and not w.holds:  # a storage that held the warp while refusing: a hold, not a stall

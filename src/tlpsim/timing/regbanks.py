@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tlpsim.timing.static import UNIT_IDS
+from tlpsim.timing.units import earliest_after
 
 
 @dataclass
@@ -186,12 +187,7 @@ class RegisterBanks:
         return done
 
     def next_event(self, now: int) -> int | None:
-        best = -1
-        for taken in self._collector_lists:
-            for c in taken:
-                if c > now and (best < 0 or c < best):
-                    best = c
-        return best if best >= 0 else None
+        return earliest_after(self._collector_lists, now)
 
     def reserve_ports(self, now: int, cycles: int) -> int:
         """Every bank's read and write ports are busy for `cycles` cycles from when each

@@ -19,6 +19,17 @@ from tlpsim.timing.static import UNIT_IDS
 FULL_MASK: Final = 0xFFFFFFFF
 
 
+def earliest_after(cycle_lists: list[list[int]], now: int) -> int | None:
+    """The earliest cycle after `now` in any of the lists (release times of units,
+    collectors), None when every one has passed."""
+    best = -1
+    for cycles in cycle_lists:
+        for t in cycles:
+            if t > now and (best < 0 or t < best):
+                best = t
+    return best if best >= 0 else None
+
+
 class FunctionalUnits:
     def __init__(self, units: dict[str, int], aliases: dict[str, str], n_schedulers: int,
                  sub_core: bool = False, default_class: str = "sp") -> None:
@@ -134,9 +145,4 @@ class FunctionalUnits:
 
     def next_free(self, now: int) -> int | None:
         """Earliest future cycle at which a busy unit frees up (for a sleeping SM)."""
-        best = -1
-        for lst in self._all_units:
-            for t in lst:
-                if t > now and (best < 0 or t < best):
-                    best = t
-        return best if best >= 0 else None
+        return earliest_after(self._all_units, now)
