@@ -85,11 +85,20 @@ def test_without_gating_everything_is_powered():
     assert act.on_cycles["smem"] == 2 * 1000 * 32
 
 
+def test_idle_sm_power_in_cycles_without_resident_warps():
+    act = _act(cfg=CFG)
+    # 2 SMs x 1000 cycles, 400 of them with resident warps on each: GPUWattch's idle-SM power
+    # for the other 1200 SM-cycles, its constant power for the launch
+    assert act.on_cycles["sm_idle"] == 2 * 600 and act.capacity_cycles["sm_idle"] == 2000
+    assert act.on_cycles["gpu_const"] == act.capacity_cycles["gpu_const"] == 1000
+
+
 def test_idle_sm_gating_uses_cycles_with_resident_warps():
     act = _act(cfg=load_config("gtx480", ["power.gate_idle_sms=true"]))
     assert act.on_cycles["sm_core"] == 2 * 400 and act.capacity_cycles["sm_core"] == 2000
     assert act.on_cycles["rf_bank"] == 2 * 400 * 32
-    assert act.on_cycles["l2"] == 6 * 1000                              # chip-level parts stay on
+    assert act.on_cycles["sm_idle"] == 0                                # a gated idle SM draws nothing
+    assert act.on_cycles["l2"] == 6 * 1000 and act.on_cycles["gpu_const"] == 1000   # chip-level parts stay on
 
 
 def test_subarray_gating_reported_by_the_operand_storage():

@@ -31,8 +31,9 @@ def test_tables_have_the_same_structures_and_keys(node):
 
 def test_thesis_table_2_2_figures_at_40nm():
     t = node_table("40nm")
-    assert (t["rf_bank"]["access_energy_pj"], t["rf_bank"]["leakage_mw_per_bank"], t["rf_bank"]["size_bytes"]) == \
-        (4.68, 2.8, 4096)
+    # the bank's access energy is the thesis's; its leakage GPUWattch's (test_gpuwattch_split.py);
+    # the fermi_rfv preset restores the thesis's 2.8 mW (tests/config/test_presets.py)
+    assert (t["rf_bank"]["access_energy_pj"], t["rf_bank"]["size_bytes"]) == (4.68, 4096)
     assert (t["rename_table"]["access_energy_pj"], t["rename_table"]["leakage_mw_per_bank"],
             t["rename_table"]["banks"]) == (1.14, 0.27, 4)
     assert t["rf_bank"]["subarrays"] == 4 and t["rf_bank"]["access_bits"] == 128

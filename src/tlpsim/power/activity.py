@@ -33,7 +33,9 @@ Static: instance-cycles powered. RF and shared memory follow the CTAs resident
 (resident CTA-cycles x the CTA's allocation / the instance size) under ideal gating
 (power.gate_unused), or the plug-in's subarray on-cycles; the other SM structures
 are powered for the whole launch on every SM, or only in cycles with resident warps
-under power.gate_idle_sms; L2, crossbar and DRAM for the whole launch.
+under power.gate_idle_sms; L2, crossbar and DRAM for the whole launch. Two constant
+powers of GPUWattch's: `sm_idle` in SM-cycles without resident warps (none under
+power.gate_idle_sms) and `gpu_const` (the chip) for the whole launch.
 """
 
 from __future__ import annotations
@@ -153,6 +155,9 @@ def launch_activity(cfg, table: dict, cycles: int, per_sm: list, sm_parts: list,
         act.power(name, n * sm_on, n * sm_cycles)
     for name in ("operand_collector", "decode", "scheduler", "alu", "sm_core"):
         act.power(name, sm_on, sm_cycles)
+    # GPUWattch's idle-SM power: SM-cycles without resident warps (a gated idle SM draws none)
+    act.power("sm_idle", 0 if cfg.power.gate_idle_sms else sm_cycles - min(busy, sm_cycles), sm_cycles)
+    act.power("gpu_const", cycles, cycles)
     for name, count in (structures or {}).items():
         act.power(name, count * sm_on, count * sm_cycles)
     n = cfg.l2.size_kb * 1024 / table["l2"]["size_bytes"] * cycles
