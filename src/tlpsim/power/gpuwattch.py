@@ -8,12 +8,12 @@ commit 90ec3399). Sources of the numbers below:
          (line 31), the scaling coefficients TOT_INST..NOC_A (lines 33-59), CONST_DYNAMICN = 11 W
          (line 62), 16 cores at 40 nm, 700 MHz, 380 K (lines 6, 20-22).
   [GW-W] src/gpuwattch/gpgpu_sim_wrapper.cc: an event's energy is McPAT's per-event energy
-         x its scaling coefficient (update_coefficients); the reported power is McPAT's runtime
-         dynamic power + the constant dynamic power (power_metrics_calculations,
-         update_components_power): leakage is computed by McPAT but not reported.
-  [GW-I] src/gpgpu-sim/power_interface.cc (mcpat_cycle): idle SMs = SMs without a resident
-         CTA, each drawing idle_core_power.
-  [GW-M] McPAT of src/gpuwattch run on [GW-X] (command in docs/energy.md): per-SM and chip
+         x its scaling coefficient (update_coefficients, lines 477-608); the reported power is
+         McPAT's runtime dynamic power + the constant dynamic power (power_metrics_calculations,
+         lines 409-416; update_components_power, lines 679-692): McPAT's leakage is not reported.
+  [GW-I] src/gpgpu-sim/power_interface.cc (mcpat_cycle, lines 90-93): idle SMs = SMs without
+         a resident CTA, each drawing idle_core_power.
+  [GW-M] McPAT of src/gpuwattch run on [GW-X] (scripts/gpuwattch_reference/build.sh): per-SM and chip
          leakage (subthreshold + gate) per component, and the per-event energies of [GW-W].
 
 What is not reconstructed: the pipeline duty-cycle power (PIPEP), the texture cache (no
