@@ -16,7 +16,6 @@ average breakdown over its benchmarks. `--save-inputs` stores the recorded input
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import pickle
 import time
@@ -32,30 +31,12 @@ DEFAULT = "sgemm,hotspot,blackscholes,kmeans,lbm,bfs,cutcp"
 RF_SMEM = ("rf_bank", "smem")
 
 
-@contextlib.contextmanager
-def recording(into: list):
-    """Keep every launch's EnergyInputs while the usual energy model runs."""
-    base = power_model.EnergyModel
-
-    class Recording(base):
-        def __call__(self, inputs):
-            into.append(inputs)
-            return super().__call__(inputs)
-
-    power_model.EnergyModel = Recording
-    try:
-        yield
-    finally:
-        power_model.EnergyModel = base
-
-
 def simulate(names: list[str], size: str, cfg) -> dict:
     """workload -> list of EnergyInputs (one per launch)."""
     out = {}
     for name in names:
         t0 = time.perf_counter()
-        launches: list = []
-        with recording(launches), tlpsim.Device(mode="timing", config=cfg):
+        with power_model.record_inputs() as launches, tlpsim.Device(mode="timing", config=cfg):
             res = load_workloads()[name].execute(size)
         if not res.verified:
             raise SystemExit(f"{name}: output does not verify at size {size}")

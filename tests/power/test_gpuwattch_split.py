@@ -11,8 +11,15 @@ import pytest
 import tlpsim
 import tlpsim.power.model as power_model
 from tlpsim.config.loader import load_config
-from tlpsim.power.gpuwattch import (CONST_W, EVENT_PJ, IDLE_SM_W, LEAKAGE_CHIP_W, LEAKAGE_SM_W,
-                                    gpuwattch_activity, gpuwattch_energy)
+from tlpsim.power.gpuwattch import (
+    CONST_W,
+    EVENT_PJ,
+    IDLE_SM_W,
+    LEAKAGE_CHIP_W,
+    LEAKAGE_SM_W,
+    gpuwattch_activity,
+    gpuwattch_energy,
+)
 from tlpsim.power.table import node_table
 from tlpsim.timing.stats import EnergyInputs
 from tlpsim.workloads.registry import load_workloads
@@ -117,21 +124,20 @@ def test_gpuwattch_counts_in_its_own_units():
                                                  3 * EVENT_PJ["MEM_PRE"]) * 1e-12)
 
 
+def test_record_inputs_collects_what_the_model_prices_inside_the_block():
+    model, a, b = power_model.EnergyModel(CFG), _inputs(), _inputs(cycles=2000)
+    with power_model.record_inputs() as outer:
+        with power_model.record_inputs() as inner:
+            model(a)
+        model(b)
+    model(a)
+    assert inner == [a] and outer == [a, b]
+    assert power_model._RECORDERS == []
+
+
 def test_rf_and_shared_memory_static_share_of_a_tiny_run():
-    seen = []
-    base = power_model.EnergyModel
-
-    class Recording(base):
-        def __call__(self, inputs):
-            seen.append(inputs)
-            return super().__call__(inputs)
-
-    power_model.EnergyModel = Recording
-    try:
-        with tlpsim.Device(mode="timing", config=CFG):
-            res = load_workloads()["hotspot"].execute("tiny")
-    finally:
-        power_model.EnergyModel = base
+    with power_model.record_inputs() as seen, tlpsim.Device(mode="timing", config=CFG):
+        res = load_workloads()["hotspot"].execute("tiny")
     assert res.verified and len(res.launches) == len(seen) >= 1
     e, inputs = res.launches[0].stats.energy, seen[0]
     assert inputs.cycles == res.launches[0].stats.cycles

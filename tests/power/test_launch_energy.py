@@ -10,8 +10,8 @@ import pytest
 import tlpsim
 from tlpsim.config.loader import load_config
 from tlpsim.power.table import node_table
-from tlpsim.timing.builder import latency_tables
 from tlpsim.session import build_gpu
+from tlpsim.timing.builder import latency_tables
 from tlpsim.timing.static import StaticKernel
 
 KERNEL = r'''

@@ -27,7 +27,7 @@ from __future__ import annotations
 from tlpsim.power.activity import Activity
 from tlpsim.power.model import energy_of
 
-__all__ = ["EVENT_PJ", "LEAKAGE_SM_W", "LEAKAGE_CHIP_W", "IDLE_SM_W", "CONST_W", "gpuwattch_energy"]
+__all__ = ["CONST_W", "EVENT_PJ", "IDLE_SM_W", "LEAKAGE_CHIP_W", "LEAKAGE_SM_W", "gpuwattch_energy"]
 
 # [GW-W]/[GW-M]: McPAT per-event energy (pJ) x [GW-X] scaling coefficient
 EVENT_PJ = {

@@ -9,14 +9,30 @@ table entry changes the result in proportion."""
 
 from __future__ import annotations
 
+import contextlib
+
 from tlpsim.errors import ConfigError
 from tlpsim.power.activity import Activity, launch_activity
 from tlpsim.power.table import EnergyTable, load_table
 from tlpsim.timing.stats import EnergyInputs, EnergyStats
 
-__all__ = ["EnergyModel", "energy_of", "launch_energy"]
+__all__ = ["EnergyModel", "energy_of", "launch_energy", "record_inputs"]
 
 _PJ = 1e-12
+_RECORDERS: list[list] = []
+
+
+@contextlib.contextmanager
+def record_inputs():
+    """Collect the EnergyInputs of every launch an EnergyModel prices inside the block,
+    so that other energy models can be applied to the same counters afterwards
+    (benchmarks/power_split.py: ours against GPUWattch's)."""
+    got: list = []
+    _RECORDERS.append(got)
+    try:
+        yield got
+    finally:
+        _RECORDERS[:] = [r for r in _RECORDERS if r is not got]
 
 
 def energy_of(act: Activity, table: EnergyTable, node: str = "") -> EnergyStats:
@@ -98,4 +114,6 @@ class EnergyModel:
         self.table = load_table(cfg.power.technology_node, cfg.power.table)
 
     def __call__(self, inputs: EnergyInputs) -> EnergyStats:
+        for got in _RECORDERS:
+            got.append(inputs)
         return launch_energy(self.cfg, self.table, inputs)
