@@ -8,12 +8,7 @@ import pytest
 
 from tlpsim.config.loader import load_config
 from tlpsim.errors import ConfigError
-from tlpsim.power.table import (
-    available_nodes,
-    load_table,
-    node_table,
-    override_problems,
-)
+from tlpsim.power.table import available_nodes, load_table, node_table, override_problems
 
 
 def test_the_nodes_the_papers_need_exist():
