@@ -7,9 +7,14 @@
 #include "processor.h"
 #include "globalvar.h"
 int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s gpuwattch_config.xml\n", argv[0]);
+    return 2;
+  }
   opt_for_clk = true;
   ParseXML *p = new ParseXML();
   p->parse(argv[1]);
+  // a sample period, as the wrapper sets before computing (the DRAM PHY term divides by it)
   p->sys.total_cycles = 500; p->sys.core[0].total_cycles = 500; p->sys.core[0].busy_cycles = 500;
   Processor proc(p);
   Core *c = proc.cores[0];
@@ -48,7 +53,7 @@ int main(int argc, char **argv) {
   double bank_rd = c->exu->rfu->IRF->local_result.power.readOp.dynamic / 32 * 8 * r;
   double rest_rd = c->get_coefficient_regreads_accesses() * r - bank_rd;
   printf("REG_RD_bank_pJ %.4f REG_RD_xbar_arb_opc_pJ %.4f (McPAT, before scaling)\n", bank_rd * 1e12, rest_rd * 1e12);
-  printf("idle_core_power_W %g\nCONST_DYNAMICN_W %g\nconst_dynamic_part_W(mcpat, per second of exec) n/a\n",
+  printf("idle_core_power_W %g\nCONST_DYNAMICN_W %g\n",
          p->sys.idle_core_power, s[CONST_DYNAMICN]);
   return 0;
 }
