@@ -13,7 +13,7 @@ commit 90ec3399). Sources of the numbers below:
          lines 409-416; update_components_power, lines 679-692): McPAT's leakage is not reported.
   [GW-I] src/gpgpu-sim/power_interface.cc (mcpat_cycle, lines 90-93): idle SMs = SMs without
          a resident CTA, each drawing idle_core_power.
-  [GW-M] McPAT of src/gpuwattch run on [GW-X] (scripts/gpuwattch_reference/build.sh): per-SM and chip
+  [GW-M] McPAT of src/gpuwattch run on [GW-X] (docs/energy.md says how it was run): per-SM and chip
          leakage (subthreshold + gate) per component, and the per-event energies of [GW-W].
 
 What is not reconstructed: the pipeline duty-cycle power (PIPEP), the texture cache (no
