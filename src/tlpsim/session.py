@@ -28,8 +28,12 @@ def build_gpu(config: Any, dense: bool = False) -> GPU:
     from tlpsim.power.model import EnergyModel
 
     cfg = load_config(config) if isinstance(config, str) else config
-    return GPU(cfg, dense=dense, plugins=resolve_config(cfg),
-               energy_model=EnergyModel(cfg) if cfg.power.enabled else None)
+    plugins = resolve_config(cfg)
+    energy = None
+    if cfg.power.enabled:
+        energy = EnergyModel(cfg)
+        energy.check_plugins(plugins)
+    return GPU(cfg, dense=dense, plugins=plugins, energy_model=energy)
 
 
 class TimingSession:

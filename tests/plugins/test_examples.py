@@ -52,3 +52,57 @@ def test_examples_pass_the_conformance_harness():
     reps = check_targets(targets, plugins=[str(EXAMPLES / f) for f, *_ in CASES], workloads=("vecadd", "reduction"),
                          pure_python_workloads=("reduction",))
     assert all(r.ok for r in reps), "\n".join(r.summary() for r in reps)
+
+
+# ---------------------------------------------------------------- two-plug-in sketches (port v2)
+
+SKETCHES = [str(EXAMPLES / "duet_like.py"), str(EXAMPLES / "expars_like.py")]
+# one SM, so the tiny workloads put more CTAs on it than the baseline's slots hold
+DUET = {"gpu.n_sms": 1, "sm.resource_allocator": {"impl": "duet_alloc", "extra_ctas": 4},
+        "sm.context_switcher": "duet_switch"}
+# a 64 KB register file: spmv's 48-register CTAs of 256 threads fit once in the RF,
+# a second one only with 32 of its registers per thread in the scratchpad
+EXPARS = {"gpu.n_sms": 2, "sm.registers": 16384, "sm.resource_allocator": "expars_alloc",
+          "sm.operand_storage": "expars_storage"}
+
+
+def test_sketches_pass_the_conformance_harness():
+    targets = [Target("duet_like", "gtx480", DUET), Target("expars_like", "gtx480", EXPARS)]
+    duet, expars = check_targets(targets, plugins=SKETCHES, workloads=("vecadd", "reduction", "spmv"),
+                                 pure_python_workloads=("vecadd",))
+    assert duet.ok, duet.summary()
+    assert expars.ok, expars.summary()
+
+
+def _launches(overrides, workload):
+    from tlpsim.policies.external import activate
+    from tlpsim.testing.conformance import run_workload
+
+    activate(SKETCHES)
+    run = run_workload("gtx480", overrides, workload)
+    assert run["verified"]
+    return [json.loads(la["stats"]) for la in run["launches"]]
+
+
+def test_duet_sketch_keeps_more_ctas_than_the_baseline_and_moves_contexts_through_rf_and_scratchpad():
+    st, = _launches(DUET, "vecadd")
+    assert st["avg_resident_ctas"] > st["ctas_per_sm_limit"] == 6
+    alloc, switch = st["plugins"]["resource_allocator.duet_alloc"], st["plugins"]["context_switcher.duet_switch"]
+    assert alloc["extra_ctas"] > 0
+    assert switch["switch_outs"] > 0 and switch["switch_ins"] >= switch["switch_outs"]
+    assert switch["rf_bytes"] > 0 and switch["smem_bytes"] > 0
+
+
+def test_expars_sketch_admits_split_ctas_and_charges_scratchpad_banks():
+    scalar, vector = _launches(EXPARS, "spmv")
+    for st in (scalar, vector):
+        assert st["ctas_per_sm_limit"] == 1 and st["avg_resident_ctas"] > 1
+        alloc, ops = st["plugins"]["resource_allocator.expars_alloc"], st["plugins"]["operand_storage.expars_storage"]
+        assert alloc["split_ctas"] > 0 and alloc["spm_bytes"] == alloc["split_ctas"] * 32 * 4 * 256
+        assert ops["spm_reads"] > 0 and ops["spm_cycles"] == ops["spm_reads"] + ops["spm_writes"]
+        # each register moved through the scratchpad adds 32 lane accesses of the table's
+        # smem banks to those of the shared-memory instructions (active lanes)
+        lane_frac = st["thread_insts"] / (st["warp_insts"] * 32)
+        insts = sum(s["smem_accesses"] for s in st["per_sm"]) * 32 * lane_frac
+        assert st["energy"]["events"]["smem"]["access"] == pytest.approx(
+            insts + 32 * (ops["spm_reads"] + ops["spm_writes"]))

@@ -281,8 +281,8 @@ class OneWarpAtATime(BaselineAllocator):
     events = frozenset({"warp_started", "warp_finished"})
     log: list = []
 
-    def allocate(self, kres):
-        g = super().allocate(kres)
+    def allocate(self, kres, slot):
+        g = super().allocate(kres, slot)
         g.warps = 1
         return g
 

@@ -239,6 +239,10 @@ class SMConfig(Section):
     rf_bank_use_warp_id: bool = field(True, "bank = (register + warp slot) mod banks; false: register mod banks. "
                                             "GPGPU-Sim adds the warp id whatever gpgpu_reg_bank_use_warp_id says "
                                             "(shader.cc sets m_bank_warp_shift unconditionally)")
+    rf_subarray_bytes: Int = field(1024, "bytes of one RF subarray, the unit a mechanism may power-gate or place "
+                                         "registers by (Jeon thesis Fig. 1.6: a 4 KB bank of 4 x 1 KB subarrays); "
+                                         "a bank holds registers x 4 / rf_banks bytes (port.rf_geometry())",
+                                   unit="bytes", ge=4, le=1 << 20)
     rf_subarray_wakeup_cycles: Int = field(1, "cycles a power-gated RF subarray takes to wake before it can be "
                                               "accessed (Jeon thesis §2.8.2: CACTI-P gives < 1 cycle; 1, 3 and 10 "
                                               "explored); used by operand-storage plug-ins that gate subarrays",
@@ -288,6 +292,9 @@ class SMConfig(Section):
         if self.sub_core_model and self.rf_banks % self.n_schedulers:
             out.append(f"{k('rf_banks')} ({self.rf_banks}) must be a multiple of {k('n_schedulers')} "
                        f"({self.n_schedulers}) with {k('sub_core_model')}")
+        if self.register_file_bytes % (self.rf_banks * self.rf_subarray_bytes):
+            out.append(f"{k('rf_subarray_bytes')} ({self.rf_subarray_bytes}) must divide a register bank: "
+                       f"{k('registers')} x 4 B / {k('rf_banks')} = {self.register_file_bytes / self.rf_banks:g} B")
         lat, ini = self.latency.rows(), self.initiation.rows()
         for op, ii in ini.items():
             if ii > lat[op]:

@@ -138,7 +138,8 @@ def launch_activity(cfg, table: dict, cycles: int, per_sm: list, sm_parts: list,
     cta_cycles = _sum(per_sm, "resident_cta_cycles")
     rf_banks = s.register_file_bytes / table["rf_bank"]["size_bytes"]
     if gates_subarrays:
-        rf_on = _sum(ops, "subarray_on_cycles") / table["rf_bank"]["subarrays"]
+        # subarrays of the config's RF geometry (port.rf_geometry()) -> table banks powered
+        rf_on = _sum(ops, "subarray_on_cycles") * s.rf_subarray_bytes / table["rf_bank"]["size_bytes"]
     elif cfg.power.gate_unused:
         rf_on = min(cta_cycles * regs_per_cta * 4 / table["rf_bank"]["size_bytes"], rf_banks * sm_cycles)
     else:

@@ -16,7 +16,7 @@ from tlpsim.power.activity import Activity, launch_activity
 from tlpsim.power.table import EnergyTable, load_table
 from tlpsim.timing.stats import EnergyInputs, EnergyStats
 
-__all__ = ["EnergyModel", "energy_of", "launch_energy", "record_inputs"]
+__all__ = ["EnergyModel", "energy_of", "launch_energy", "plugin_energy_problems", "record_inputs"]
 
 _PJ = 1e-12
 _RECORDERS: list[list] = []
@@ -94,7 +94,7 @@ def _with_plugin_structures(cfg, table: EnergyTable, inputs: EnergyInputs, act: 
     for name, struct in inputs.plugin_structures.items():
         if name in table:
             raise ConfigError(f"a plug-in declares energy structure '{name}', which the {node} table already has; "
-                              f"rename it or count accesses of the table's structure instead")
+                              f"rename it, or list the table's structure in the plug-in's `structures` to count it")
         extended[name] = {"access_energy_pj": struct.access_at(node), "leakage_mw_per_bank": struct.leakage_at(node),
                           "banks": 1.0, "source": struct.source}
         act.power(name, struct.instances * n_sms * inputs.cycles, struct.instances * n_sms * inputs.cycles)
@@ -106,12 +106,44 @@ def _with_plugin_structures(cfg, table: EnergyTable, inputs: EnergyInputs, act: 
     return extended
 
 
+def plugin_energy_problems(table: EnergyTable, node: str, plugins: dict) -> list[str]:
+    """What is wrong with the energy declarations of the chosen plug-ins ({point:
+    (class, params)}): a new structure (`energy`) named like one of the table's, or a
+    table structure (`structures`) the table lacks."""
+    out = []
+    for point, (cls, _) in plugins.items():
+        if cls is None:
+            continue
+        who = f"{point} '{getattr(cls, 'plugin_name', cls.__name__)}'"
+        for name in dict(getattr(cls, "energy", {}) or {}):
+            if name in table:
+                out.append(f"{who}: declares energy structure '{name}', which the {node} energy table already has "
+                           f"(table structures: docs/plugins.md, 'Energy'); to count the table's entry, list it in "
+                           f"`structures = {{'{name}': instances per SM}}` instead of `energy`, or rename it")
+        for name in dict(getattr(cls, "structures", {}) or {}):
+            if name not in table:
+                out.append(f"{who}: uses energy-table structure '{name}', which the {node} table lacks "
+                           f"(it has {', '.join(sorted(table))}); declare a new structure in `energy` instead")
+            elif "access_energy_pj" not in table[name]:
+                events = sorted(k[:-10] for k in table[name] if k.endswith("_energy_pj"))
+                out.append(f"{who}: uses energy-table structure '{name}', but count_energy() counts 'access' events "
+                           f"and [{name}] has none (its events: {', '.join(events) or 'none'}; the simulator "
+                           "counts them itself)")
+    return out
+
+
 class EnergyModel:
     """The timing model's `energy_model` for one config: loads the node's table once."""
 
     def __init__(self, cfg) -> None:
         self.cfg = cfg
         self.table = load_table(cfg.power.technology_node, cfg.power.table)
+
+    def check_plugins(self, plugins: dict) -> None:
+        """ConfigError naming the plug-in if its energy declarations clash with the table."""
+        problems = plugin_energy_problems(self.table, self.cfg.power.technology_node, plugins)
+        if problems:
+            raise ConfigError("; ".join(problems))
 
     def __call__(self, inputs: EnergyInputs) -> EnergyStats:
         for got in _RECORDERS:

@@ -8,7 +8,9 @@ checks:
 - **terminates** — the run ends (a plug-in that holds a warp forever ends in the
   watchdog's deadlock error, which names the stuck warps and what holds them; the
   harness reports that message);
-- **skip-ahead == dense** — identical statistics when every cycle is ticked;
+- **skip-ahead == dense** — identical statistics when every cycle is ticked
+  (per-cycle counts over cycles a sleeping SM skips included: stall reasons, and
+  operand-collector refusals while a context transfer holds the RF ports);
 - **deterministic** — identical statistics on a second run;
 - **compiled == pure Python** — identical statistics with `TLPSIM_PURE_PYTHON=1`
   (one subprocess for a whole batch of targets);

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tlpsim.errors import ConfigError
 from tlpsim.timing.cache import MSHR, CacheArray
 from tlpsim.timing.cache_port import CachePort
 from tlpsim.timing.dram import AddressMap, DramChannel
@@ -20,7 +21,7 @@ from tlpsim.timing.ldst import LdstParams, LdstUnit
 from tlpsim.timing.occupancy import SMLimits
 from tlpsim.timing.partition import SliceMux, SliceOf
 from tlpsim.timing.plugin import check_declarations, construct, plugin_key
-from tlpsim.timing.port import SMPort
+from tlpsim.timing.port import BUILD_ORDER, SMPlugins, SMPort
 from tlpsim.timing.queues import TimedQueue
 from tlpsim.timing.sm import SMParams
 from tlpsim.timing.static import DP, SFU, SP, LatencyTables
@@ -183,18 +184,23 @@ def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem, plugin
     events = SMEvents()
     ports: list[SMPort] = []
     insts: list[tuple[str, Any]] = []
+    peers = SMPlugins()
+    peers.chosen = {p for p in BUILD_ORDER if plugins[p][0] is not None}
 
     def make(point: str, **context: Any) -> Any:
-        port = SMPort(None, point, gpu)  # type: ignore[arg-type]  # bound to the SM below
+        port = SMPort(None, point, gpu, sm_id=sm_id, plugins=peers)  # bound to the SM once it exists
         obj = build_plugin(plugins, point, port, cfg, **context)
         if obj is not None:
             ports.append(port)
             events.subscribe(obj)
             insts.append((plugin_key(type(obj)), obj))
+            peers.by_point.setdefault(point, []).append(obj)
         return obj
 
+    _check_allocate(plugins["resource_allocator"][0])
     allocator = make("resource_allocator", limits=sm_limits(cfg), cta_cap=cfg.gpu.max_ctas_per_sm)
     max_ctas, max_warps = allocator.max_contexts()
+    peers.contexts = (max_ctas, max_warps)
     params = SMParams(max_warps=max_warps, max_ctas=max_ctas, n_schedulers=s.n_schedulers,
                       ibuf_entries=s.ibuffer_entries, units=units, issue_width=s.issue_width,
                       dual_issue_diff_units=s.dual_issue_diff_units, sub_core=s.sub_core_model,
@@ -228,6 +234,22 @@ def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem, plugin
                     mem.amap.partition_of)  # the compiled method itself: called per request
     ldst.bypass_global = cfg.l1d.enabled and cfg.l1d.bypass_global
     return SMParts(params, scheds, operands, allocator, ldst, events, ports, insts)
+
+
+def _check_allocate(cls: Any) -> None:
+    """The resource allocator's allocate() takes (kres, slot): port v2 tells it the CTA slot."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(cls.allocate).parameters.values())[1:]  # after self
+    except (TypeError, ValueError):  # a compiled method: trust it
+        return
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) < 2 and not any(p.kind is p.VAR_POSITIONAL for p in params):
+        name = getattr(cls, "plugin_name", cls.__name__)
+        raise ConfigError(f"resource_allocator '{name}': allocate() must take (kres, slot) — the CTA's resources "
+                          "(kres.kid is its launch) and the CTA slot it will occupy; it takes "
+                          f"({', '.join(p.name for p in params)})")
 
 
 def _set_index(name: str) -> str:

@@ -153,7 +153,7 @@ class GPU:
             sm = SM(k, self.core, parts.params, parts.schedulers, parts.operands, parts.allocator, parts.ldst,
                     self._cta_done, parts.events)
             for port in parts.ports:
-                port._sm = sm
+                port.bind(sm)
             sm.plugins = parts.plugins
             self.mem.sm_in[k].consumer = sm    # replies wake the SM
             self.mem.sm_out[k].producer = sm   # freed request-queue space wakes it too
@@ -199,7 +199,7 @@ class GPU:
                name: str = "") -> KernelRun:
         tpc = trace.block[0] * trace.block[1] * trace.block[2]
         run = KernelRun(self.kid, name or trace.kernel, static, trace,
-                        KernelResources(tpc, regs_per_thread, smem_per_cta), stream)
+                        KernelResources(tpc, regs_per_thread, smem_per_cta, self.kid), stream)
         run.shared_banks = self.cfg.sm.shared_banks
         deps = getattr(trace, "deps", None)
         if deps is not None and len(deps):

@@ -139,24 +139,30 @@ class Plugin:
     - `counters`: {name: Counter} — its statistics, reported per launch (summed over
       instances) in the stats record, results DB, console and HTML report;
     - `energy`: {name: EnergyStructure} — structures it adds to the energy model;
-      count accesses with `port.count_energy(name, n)`.
+      count accesses with `port.count_energy(name, n)`;
+    - `structures`: {name: instances per SM} — structures of the node's energy table
+      it uses (e.g. {"replayq": 1}): they leak for the whole launch and
+      `port.count_energy(name, n)` counts their accesses at the table's energy.
 
     The builder constructs it with its parameters and context keywords — always
     `port` (its `SMPort` or `GPUPort`) and `config` (the full resolved `GPUConfig`),
-    plus what the extension point documents (e.g. `n_slots`). A subclass that does
-    not take `**context` receives only the keywords its `__init__` names; `port` and
-    `config` are then set as attributes after construction.
+    plus what the extension point documents (e.g. `n_slots`). `self.port` and
+    `self.config` are set before `__init__` runs, so they are usable there even by a
+    subclass that does not take `**context` (it receives only the keywords its
+    `__init__` names).
     """
 
     Params: Any = None
     events: frozenset[str] = frozenset()
     counters: Mapping[str, Counter] = {}
     energy: Mapping[str, EnergyStructure] = {}
+    structures: Mapping[str, int] = {}
 
     def __init__(self, params: Any = None, **context: Any) -> None:
         self.params = params
-        self.port: Any = context.get("port")
-        self.config: Any = context.get("config")
+        # the builder binds port and config before __init__; a plug-in built by hand gets them here
+        self.port: Any = context.get("port", getattr(self, "port", None))
+        self.config: Any = context.get("config", getattr(self, "config", None))
         self.counts = PluginCounts(type(self).counters)
 
     def watches(self, instr: Any) -> bool:
@@ -181,6 +187,17 @@ def check_declarations(cls: type, where: str) -> None:
             raise ConfigError(f"{where}: energy structure '{name}' must be an EnergyStructure, got {e!r}")
         if not e.source.strip():
             raise ConfigError(f"{where}: energy structure '{name}' must state the source of its numbers")
+    structures = getattr(cls, "structures", {}) or {}
+    if not isinstance(structures, Mapping):
+        raise ConfigError(f"{where}: `structures` must map energy-table structure names to instances per SM, "
+                          f"got {structures!r}")
+    for name, n in structures.items():
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ConfigError(f"{where}: `structures['{name}']` must be a number of instances per SM (int >= 0), "
+                              f"got {n!r}")
+        if name in dict(getattr(cls, "energy", {}) or {}):
+            raise ConfigError(f"{where}: '{name}' is both its own energy structure (`energy`) and an energy-table "
+                              "structure it uses (`structures`); keep one")
 
 
 def counts_of(obj: Any) -> dict[str, int | float]:
@@ -195,8 +212,9 @@ def plugin_key(cls: type) -> str:
 
 
 def construct(cls: type, params: Any, context: Mapping[str, Any]) -> Any:
-    """Build a plug-in with the context keywords its `__init__` accepts; set `port`
-    and `config` afterwards when it did not take them."""
+    """Build a plug-in with the context keywords its `__init__` accepts; `port` and
+    `config` are attributes before `__init__` runs (and set again afterwards if its
+    `__init__` cleared them)."""
     import inspect
 
     try:
@@ -209,7 +227,15 @@ def construct(cls: type, params: Any, context: Mapping[str, Any]) -> Any:
             kwargs = dict(context)
         else:
             kwargs = {k: v for k, v in context.items() if k in ps}
-    obj = cls(params, **kwargs)
+    obj = cls.__new__(cls)
+    for k in ("port", "config"):
+        if k in context:
+            try:
+                setattr(obj, k, context[k])
+            except AttributeError:  # slotted classes without the attribute
+                pass
+    if isinstance(obj, cls):
+        obj.__init__(params, **kwargs)
     for k in ("port", "config"):
         if getattr(obj, k, None) is None and k in context:
             try:

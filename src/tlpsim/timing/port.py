@@ -6,6 +6,13 @@ scheduler, monitor) gets a `GPUPort`, whose `sm(k)` are SM ports. A port is boun
 to its plug-in's extension point: holds it sets carry that point's bit, so two
 plug-ins never release each other's holds.
 
+A port exists before its SM: SM-level plug-ins are constructed first (the resource
+allocator's `max_contexts()` sizes the SM), so in a plug-in's `__init__` the port
+offers what does not need the SM (`sm_id`, `point`, `n_schedulers`, `n_warp_slots`
+and `n_cta_slots` once the allocator is built, `capacity`, `rf_geometry`,
+`backing_store`, `peer` of plug-ins built before it); anything else raises a
+`PortError` naming the command, the point and this rule.
+
 Commands take effect at once. Issued from inside the SM's own cycle (an event
 handler, a memory-request callback, a timer of an SM-level plug-in) they act on
 this very cycle's remaining work; issued from outside it (a GPU-level plug-in's
@@ -16,11 +23,13 @@ dense and skip-ahead mode. Events and what they carry are listed in
 
 from __future__ import annotations
 
+import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from tlpsim.errors import TlpsimError
 from tlpsim.timing.mem_types import READ, WRITE
-from tlpsim.timing.plugin import HOLD_BITS
+from tlpsim.timing.plugin import HOLD_BITS, SM_POINTS
 from tlpsim.timing.views import CTAView, KernelInfo, WarpView
 
 if TYPE_CHECKING:
@@ -34,22 +43,83 @@ class PortError(TlpsimError):
     request queue; a command outside the context it needs)."""
 
 
+#: the order SM-level plug-ins are constructed in (`SMPort.peer` in `__init__` sees the earlier ones)
+BUILD_ORDER = ("resource_allocator", "warp_scheduler", "operand_storage", "context_switcher", "execution_checker")
+
+
+@dataclass(frozen=True)
+class RFGeometry:
+    """The register file of one SM, from the config (`sm.registers`, `sm.rf_banks`,
+    `sm.rf_subarray_bytes`): what a mechanism that gates or places registers by
+    bank and subarray needs."""
+
+    banks: int
+    bank_bytes: int
+    subarrays_per_bank: int
+    subarray_bytes: int
+
+    @property
+    def subarrays(self) -> int:
+        """Subarrays in the whole register file."""
+        return self.banks * self.subarrays_per_bank
+
+    @property
+    def total_bytes(self) -> int:
+        return self.banks * self.bank_bytes
+
+
+class SMPlugins:
+    """The plug-ins of one SM by extension point, shared by that SM's ports
+    (`SMPort.peer`); filled by the builder in `BUILD_ORDER`."""
+
+    def __init__(self) -> None:
+        self.by_point: dict[str, list[Any]] = {}
+        self.chosen: set[str] = set(SM_POINTS)   # points with a plug-in (not "none")
+        self.contexts: tuple[int, int] | None = None  # (CTA slots, warp slots) once the allocator is built
+
+
+class _SMNotBuilt:
+    """Stands in for the SM while its plug-ins are constructed: any use names the
+    port command, the plug-in's point and the rule."""
+
+    def __init__(self, sm_id: int, point: str) -> None:
+        self._sm_id = sm_id
+        self._point = point
+
+    def __getattr__(self, name: str) -> Any:
+        command = sys._getframe(1).f_code.co_name
+        raise PortError(
+            f"SM {self._sm_id}: port.{command}() of the {self._point} plug-in needs the SM, which is built after "
+            "its plug-ins (the resource allocator's max_contexts() sizes it); in __init__ the port offers sm_id, "
+            "point, n_schedulers, n_warp_slots/n_cta_slots (after the allocator), capacity(), rf_geometry(), "
+            "backing_store() and peer() of plug-ins built earlier; call it from an event, a timer or an "
+            "extension-point method instead (docs/plugins.md, 'When a plug-in gets what')")
+
+
 class SMPort:
     """A plug-in's view of, and levers on, one SM."""
 
-    def __init__(self, sm: SM, point: str, gpu: Any) -> None:
-        self._sm = sm
+    def __init__(self, sm: SM | None, point: str, gpu: Any, sm_id: int | None = None,
+                 plugins: SMPlugins | None = None) -> None:
+        self._sm_id = sm.id if sm is not None else int(sm_id or 0)
+        self._sm: Any = sm if sm is not None else _SMNotBuilt(self._sm_id, point)
         self._gpu = gpu
         self.point = point
         self._bit = HOLD_BITS[point]
         self.owner: Any = None           # the plug-in (set by the builder)
+        self._plugins = plugins
         self._reserved = {s: 0 for s in STORAGES}
+        self._energy_names: frozenset[str] | None = None  # structures the owner may count (first count_energy)
+
+    def bind(self, sm: SM) -> None:
+        """Attach the port to its SM once the SM exists (the builder's last step)."""
+        self._sm = sm
 
     # ------------------------------------------------------------ identity and time
 
     @property
     def sm_id(self) -> int:
-        return self._sm.id
+        return self._sm_id
 
     def now(self) -> int:
         """The current core cycle."""
@@ -57,22 +127,49 @@ class SMPort:
 
     @property
     def n_warp_slots(self) -> int:
-        return len(self._sm.slots.warps)
+        ctx = self._plugins.contexts if self._plugins is not None else None
+        return ctx[1] if ctx is not None else len(self._sm.slots.warps)
 
     @property
     def n_cta_slots(self) -> int:
-        return len(self._sm.slots.ctas)
+        ctx = self._plugins.contexts if self._plugins is not None else None
+        return ctx[0] if ctx is not None else len(self._sm.slots.ctas)
 
     @property
     def n_schedulers(self) -> int:
-        return self._sm.p.n_schedulers
+        return int(self._gpu.cfg.sm.n_schedulers)
+
+    # ------------------------------------------------------------ the SM's other plug-ins
+
+    def peer(self, point: str, index: int = 0) -> Any:
+        """The plug-in at extension point `point` of this SM (the `index`-th warp
+        scheduler): how two plug-ins of one SM share state, e.g. a context switcher
+        reading the grants its resource allocator made. In `__init__` only plug-ins
+        built earlier (`BUILD_ORDER`) are there."""
+        if point not in SM_POINTS:
+            raise PortError(f"peer({point!r}): not an SM-level extension point (points: {', '.join(SM_POINTS)}); "
+                            "GPU-level plug-ins are not peers of an SM's plug-ins")
+        reg = self._plugins
+        if reg is None:
+            raise PortError(f"peer({point!r}) from the {self.point} plug-in: peers are the plug-ins of one SM; a "
+                            "GPU-level plug-in has no SM of its own")
+        if point not in reg.chosen:
+            raise PortError(f"SM {self._sm_id}: peer({point!r}): no plug-in is chosen at {point} (it is 'none')")
+        built = reg.by_point.get(point, [])
+        if not built:
+            raise PortError(f"SM {self._sm_id}: peer({point!r}) from the {self.point} plug-in: {point} is not built "
+                            f"yet; SM plug-ins are built in the order {', '.join(BUILD_ORDER)}, so ask for it from "
+                            "an event or on first use rather than in __init__")
+        if not 0 <= index < len(built):
+            raise PortError(f"SM {self._sm_id}: peer({point!r}, {index}): this SM has {len(built)} {point} plug-in(s)")
+        return built[index]
 
     # ------------------------------------------------------------ what is resident
 
     def _warp(self, slot: int) -> Any:
         warps = self._sm.slots.warps
         if not 0 <= slot < len(warps) or warps[slot] is None:
-            raise PortError(f"SM {self._sm.id}: no resident warp in slot {slot}")
+            raise PortError(f"SM {self._sm_id}: no resident warp in slot {slot}")
         return warps[slot]
 
     def warp(self, slot: int) -> WarpView | None:
@@ -96,7 +193,7 @@ class SMPort:
         """Warp instructions the CTA in `cta_slot` has issued so far."""
         c = self._sm.slots.ctas[cta_slot]
         if c is None:
-            raise PortError(f"SM {self._sm.id}: no resident CTA in slot {cta_slot}")
+            raise PortError(f"SM {self._sm_id}: no resident CTA in slot {cta_slot}")
         return c.issued()
 
     def warp_pc(self, slot: int) -> int:
@@ -228,7 +325,7 @@ class SMPort:
     def backing_store(self, name: str, nbytes: int) -> int:
         """Reserve `nbytes` of off-chip backing store (spills, saved contexts) for this
         SM; returns its base address (line-aligned, outside device memory)."""
-        return self._gpu.backing_store(self._sm.id, name, nbytes)
+        return self._gpu.backing_store(self._sm_id, name, nbytes)
 
     def can_request(self) -> bool:
         """Whether `mem_request` accepts another request now."""
@@ -243,7 +340,7 @@ class SMPort:
             raise PortError(f"mem_request kind must be '{READ}' or '{WRITE}', not {kind!r}")
         ldst = self._sm.ldst
         if not ldst.can_request():
-            raise PortError(f"SM {self._sm.id}: the L1 port's request queue is full "
+            raise PortError(f"SM {self._sm_id}: the L1 port's request queue is full "
                             f"({ldst.request_queue_entries} entries); check can_request() first")
         ldst.request(kind, address, nbytes, on_done, cached)
         self._sm.wake()
@@ -256,13 +353,24 @@ class SMPort:
         return self._sm.ldst.reserve_smem(self.now(), cycles)
 
     def bypass_l1(self, kid: int, on: bool = True) -> None:
-        """Send kernel `kid`'s global loads past this SM's L1 data cache (or not)."""
+        """Send kernel `kid`'s global loads past this SM's L1 data cache (or not). The
+        L1 cannot serve data again while contexts are parked in it (`reserve("l1")`)."""
         if on:
             self._sm.ldst.bypass.add(kid)
         else:
+            if self._reserved["l1"]:
+                raise PortError(f"SM {self._sm_id}: bypass_l1({kid}, on=False) while {self._reserved['l1']} B of "
+                                "the L1 hold contexts (reserve('l1')); unreserve them first")
             self._sm.ldst.bypass.discard(kid)
 
     # ------------------------------------------------------------ on-chip storage for contexts
+
+    def rf_geometry(self) -> RFGeometry:
+        """Banks, bytes per bank, subarrays per bank and subarray bytes of this SM's
+        register file (`sm.registers`, `sm.rf_banks`, `sm.rf_subarray_bytes`)."""
+        s = self._gpu.cfg.sm
+        bank = s.register_file_bytes // s.rf_banks
+        return RFGeometry(s.rf_banks, bank, bank // s.rf_subarray_bytes, s.rf_subarray_bytes)
 
     def capacity(self, storage: str) -> int:
         """Bytes of `storage` ("rf", "smem", "l1") in this SM."""
@@ -280,16 +388,31 @@ class SMPort:
         used = self._sm.allocator.usage().get(storage, 0)
         return self.capacity(storage) - used - self._reserved[storage]
 
+    def l1_bypassed(self) -> bool:
+        """Whether this SM's L1 data cache holds no data: `l1d.bypass_global`, or every
+        running launch's loads bypass it here (`bypass_l1`). Only then may plug-in
+        state be parked in it (`reserve("l1")`, as GPUDuet §6.4 does)."""
+        ldst = self._sm.ldst
+        if ldst.bypass_global:
+            return True
+        running = self._gpu.running
+        return bool(running) and all(r.kid in ldst.bypass for r in running)
+
     def reserve(self, storage: str, nbytes: int) -> None:
-        """Account `nbytes` of spare `storage` as holding plug-in state (a saved context)."""
+        """Account `nbytes` of spare `storage` as holding plug-in state (a saved context).
+        The L1 only while it is bypassed for data (`l1_bypassed()`)."""
+        if storage == "l1" and nbytes > 0 and not self.l1_bypassed():
+            raise PortError(f"SM {self._sm_id}: reserve('l1', {nbytes}) from the {self.point} plug-in: the L1 data "
+                            "cache holds contexts only while it is bypassed for data (GPUDuet §6.4): call "
+                            "bypass_l1(kid) for every running launch first, or set l1d.bypass_global")
         if nbytes > self.spare_bytes(storage):
-            raise PortError(f"SM {self._sm.id}: {nbytes} B do not fit in the spare {storage} "
+            raise PortError(f"SM {self._sm_id}: {nbytes} B do not fit in the spare {storage} "
                             f"({self.spare_bytes(storage)} B)")
         self._reserved[storage] += nbytes
 
     def unreserve(self, storage: str, nbytes: int) -> None:
         if nbytes > self._reserved.get(storage, 0):
-            raise PortError(f"SM {self._sm.id}: unreserve of {nbytes} B of {storage}, "
+            raise PortError(f"SM {self._sm_id}: unreserve of {nbytes} B of {storage}, "
                             f"only {self._reserved.get(storage, 0)} B reserved")
         self._reserved[storage] -= nbytes
 
@@ -316,9 +439,29 @@ class SMPort:
     # ------------------------------------------------------------ energy
 
     def count_energy(self, structure: str, n: int = 1) -> None:
-        """Count `n` accesses of an energy structure the plug-in declared."""
+        """Count `n` accesses of an energy structure the plug-in declared: one of its
+        own (`energy`) or one of the energy table's that it lists in `structures`."""
+        names = self._energy_names
+        if names is None:
+            names = self._energy_names = declared_energy(self.owner)
+        if structure not in names:
+            raise PortError(undeclared_energy(self.owner, self.point, structure))
         ev = self._sm.energy_events
         ev[structure] = ev.get(structure, 0) + n
+
+
+def declared_energy(plugin: Any) -> frozenset[str]:
+    """Energy structures `plugin` may count: its own (`energy`) and the table's it uses (`structures`)."""
+    cls = type(plugin)
+    return frozenset(getattr(cls, "energy", {}) or {}) | frozenset(getattr(cls, "structures", {}) or {})
+
+
+def undeclared_energy(plugin: Any, point: str, structure: str) -> str:
+    name = getattr(type(plugin), "plugin_name", type(plugin).__name__)
+    have = sorted(declared_energy(plugin))
+    return (f"count_energy({structure!r}) from the {point} plug-in '{name}': it declares no such structure "
+            f"(declared: {', '.join(have) or 'none'}); add a new one to `energy`, or name the energy table's "
+            f"structure in `structures = {{{structure!r}: instances per SM}}` (docs/plugins.md, 'Energy')")
 
 
 class GPUPort:
@@ -327,8 +470,20 @@ class GPUPort:
     def __init__(self, gpu: Any, point: str) -> None:
         self._gpu = gpu
         self.point = point
-        self.owner: Any = None
+        self._owner: Any = None
+        self._energy_names: frozenset[str] | None = None
         self.sms: list[SMPort] = [SMPort(sm, point, gpu) for sm in gpu.sms]
+
+    @property
+    def owner(self) -> Any:
+        return self._owner
+
+    @owner.setter
+    def owner(self, obj: Any) -> None:
+        """The plug-in (set by the builder); its SM ports act for it too."""
+        self._owner = obj
+        for p in self.sms:
+            p.owner = obj
 
     @property
     def n_sms(self) -> int:
@@ -368,5 +523,10 @@ class GPUPort:
             p.bypass_l1(kid, on)
 
     def count_energy(self, structure: str, n: int = 1) -> None:
+        names = self._energy_names
+        if names is None:
+            names = self._energy_names = declared_energy(self._owner)
+        if structure not in names:
+            raise PortError(undeclared_energy(self._owner, self.point, structure))
         ev = self._gpu.energy_events
         ev[structure] = ev.get(structure, 0) + n

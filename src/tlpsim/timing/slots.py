@@ -50,7 +50,8 @@ class Slots:
         self.n_warps = 0
         self.n_ctas = 0
         self.age = 0
-        self.incoming: deque[tuple[int, Any, int, Any]] = deque()  # (cycle, run, cta index, grant)
+        self.incoming: deque[tuple[int, Any, int, Any, int]] = deque()  # (cycle, run, cta index, grant, cta slot)
+        self.booked: list[bool] = [False] * max_ctas  # CTA slots of arriving CTAs
         self.incoming_warps = 0
         self.by_kernel: dict[int, int] = {}     # kid -> CTAs resident or arriving
         self.limits: dict[int, int] = {}        # kid -> CTA limit set by a plug-in
@@ -75,23 +76,35 @@ class Slots:
         return bool(self.allocator.fits(run.kres))
 
     def launch(self, run: Any, index: int, now: int) -> None:
-        """Accept a CTA from the dispatcher: resources are granted now, the CTA becomes
-        resident at the next cycle."""
-        grant = self.allocator.allocate(run.kres)
-        self.incoming.append((now + 1, run, index, grant))
+        """Accept a CTA from the dispatcher: its CTA slot is booked and resources are
+        granted now (the allocator learns the slot and, in `kres.kid`, the launch); the
+        CTA becomes resident in that slot at the next cycle."""
+        slot = self._free_cta_slot()
+        self.booked[slot] = True
+        grant = self.allocator.allocate(run.kres, slot)
+        self.incoming.append((now + 1, run, index, grant, slot))
         self.incoming_warps += min(max(int(grant.warps), 0), run.trace.warps_per_cta)
         self.by_kernel[run.kid] = self.by_kernel.get(run.kid, 0) + 1
+
+    def _free_cta_slot(self) -> int:
+        """The lowest CTA slot neither resident nor booked by an arriving CTA."""
+        ctas, booked = self.ctas, self.booked
+        for k in range(len(ctas)):
+            if ctas[k] is None and not booked[k]:
+                return k
+        raise RuntimeError(f"SM {self.sm_id}: a CTA was dispatched with every CTA slot taken")
 
     def admit(self, now: int) -> None:
         """Make the CTAs due by `now` resident."""
         while self.incoming and self.incoming[0][0] <= now:
-            _, run, index, grant = self.incoming.popleft()
+            _, run, index, grant, slot = self.incoming.popleft()
             wpc = run.trace.warps_per_cta
             n_now = min(max(int(grant.warps), 0), wpc)
             self.incoming_warps -= n_now
-            slot = self.ctas.index(None)
+            self.booked[slot] = False
             cta = CTA(slot, run, index, self.sm_id, now)
             cta.alloc = grant
+            cta.view.grant = grant
             self.ctas[slot] = cta
             self.n_ctas += 1
             n_now = min(n_now, len(self.warps) - self.n_warps)

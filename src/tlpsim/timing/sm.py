@@ -25,7 +25,7 @@ from tlpsim.timing.events import SMEvents
 from tlpsim.timing.fetch import Fetch
 from tlpsim.timing.issue import IssueStage
 from tlpsim.timing.ldst import LdstUnit
-from tlpsim.timing.regbanks import RegisterBanks
+from tlpsim.timing.regbanks import OperandStats, RegisterBanks
 from tlpsim.timing.slots import Slots
 from tlpsim.timing.static import DP, K_BAR, K_EXIT, SFU, SP
 from tlpsim.timing.stats import ACTIVE, CORE_STALL, IDLE, MEM_STALL, SMStats
@@ -66,6 +66,10 @@ class SM(Component):
         self.id = sm_id
         self.p = params
         self.operands = operands            # OperandStorage
+        self.ops_stats: OperandStats = operands.stats
+        # issue attempts the operand storage refused in the last ticked cycle: a skipped
+        # cycle would refuse them again, so skipped() counts them as dense ticking does
+        self.last_refusals = 0
         # an operand storage that is exactly the compiled register banks lends them so
         # the issue path calls them natively (same methods, no Python-level call)
         banks = getattr(operands, "compiled_banks", None)
@@ -228,13 +232,18 @@ class SM(Component):
         issued = 0
         structural = False
         issue = self.issue
+        refusals = 0
         if slots.n_warps:
+            ops = self.ops_stats
+            refused0 = ops.collector_full
             for s, rs in enumerate(issue.ready):
                 if rs.all:
                     if issue.issue(s, rs.all, now):
                         issued += 1
                     else:
                         structural = True
+            refusals = ops.collector_full - refused0
+        self.last_refusals = refusals
         # 4. fetch
         if self.fetch.tick(slots.warps, now):
             progress = True
@@ -286,6 +295,8 @@ class SM(Component):
         st.cycles[self.last_class] += n
         for reason in self.last_stalls:
             st.add_stall(reason, n)
+        if self.last_refusals:
+            self.ops_stats.collector_full += self.last_refusals * n
         slots = self.slots
         if slots.n_warps:
             st.issue_slots += self.p.n_schedulers * n

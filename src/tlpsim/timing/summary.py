@@ -68,11 +68,15 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchS
             for name, n in p.pop("plugin_energy", {}).items():
                 plugin_energy[name] = plugin_energy.get(name, 0) + n
         declared = {}
+        structures = dict(ops.structures)   # the energy table's structures the plug-ins use, instances per SM
         for _, obj in [p for sm in gpu.sms[:1] for p in sm.plugins] + gpu.gpu_plugins:
             declared.update(getattr(type(obj), "energy", {}) or {})
+            if obj is not ops:
+                for name, n in (getattr(obj, "structures", {}) or {}).items():
+                    structures[name] = structures.get(name, 0) + n
         energy = gpu.energy_model(EnergyInputs(
             cycles, per_sm, parts, mem, run.kres.regs_per_thread, run.kres.threads_per_cta, run.kres.smem_per_cta,
-            bool(ops.gates_subarrays), dict(ops.structures), {k: v for k, v in plugin_energy.items() if v},
+            bool(ops.gates_subarrays), structures, {k: v for k, v in plugin_energy.items() if v},
             declared))
     plugins = {key: _delta(vals, base.get("plugins", {}).get(key, {})) for key, vals in gpu.plugin_counts().items()}
     l2_acc = mem.get("l2_accesses", 0)

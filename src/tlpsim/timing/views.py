@@ -40,6 +40,7 @@ class CTAView:
     warps: list[WarpView] = field(default_factory=list)  # its admitted warps
     insts: int = 0   # warp instructions issued by the CTA so far (refreshed when an event reports it)
     admitted: int = -1  # cycle it became resident
+    grant: Any = None   # what the resource allocator's allocate() returned for it (its own Grant type)
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class KernelResources:
     threads_per_cta: int
     regs_per_thread: int
     smem_per_cta: int   # static + dynamic bytes
+    kid: int = 0        # the launch (kernel id) whose CTAs need these
 
 
 @dataclass

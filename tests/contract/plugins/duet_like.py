@@ -1,8 +1,9 @@
 """GPUDuet-like context switcher (a test of the port, not Wang et al.'s model): at
 most `active_warps` warps per SM run; the others are switched out. A running warp
 that blocks on an outstanding global load is switched out — its live registers
-(the analyses' count at its next instruction) moved to spare scratchpad at
-`bytes_per_cycle` — and the longest switched-out warp is brought back in, its saved
+(the analyses' count at its next instruction) moved to spare scratchpad (or,
+with `storage = "rf"`, spare register file) at `bytes_per_cycle` through its
+ports — and the longest switched-out warp is brought back in, its saved
 registers moved back before it may issue. A finished warp also makes room."""
 
 from collections import deque
@@ -23,6 +24,7 @@ class SpillToScratchpad(ContextSwitcher):
     class Params:
         active_warps: int = 1
         bytes_per_cycle: int = 128
+        storage: str = "smem"         # where saved contexts go: "smem" or "rf" (the RF's banks are busy meanwhile)
 
     events = frozenset({"warp_started", "warp_blocked", "warp_finished"})
     counters = {"switch_outs": Counter("warps", "warps switched out"),
@@ -46,9 +48,10 @@ class SpillToScratchpad(ContextSwitcher):
         if reason != "memory" or not warp.waiting_mem or warp.slot not in self.active or not self.out:
             return
         nbytes = self.port.live_registers(warp.slot) * WARP_REG_BYTES
-        self.port.reserve("smem", nbytes)
-        self.counts.peak_saved = max(self.counts.peak_saved, self.port.reserved("smem"))
-        self.port.transfer("smem", nbytes, self.params.bytes_per_cycle)
+        store = self.params.storage
+        self.port.reserve(store, nbytes)
+        self.counts.peak_saved = max(self.counts.peak_saved, self.port.reserved(store))
+        self.port.transfer(store, nbytes, self.params.bytes_per_cycle)
         self.port.hold_warp(warp.slot)
         self.active.discard(warp.slot)
         self.counts.switch_outs += 1
@@ -63,8 +66,8 @@ class SpillToScratchpad(ContextSwitcher):
 
     def _switch_in(self):
         slot, nbytes = self.out.popleft()
-        self.port.unreserve("smem", nbytes)
-        done = self.port.transfer("smem", nbytes, self.params.bytes_per_cycle)
+        self.port.unreserve(self.params.storage, nbytes)
+        done = self.port.transfer(self.params.storage, nbytes, self.params.bytes_per_cycle)
         self.port.release_warp(slot)
         self.port.hold_warp_until(slot, done)
         self.active.add(slot)

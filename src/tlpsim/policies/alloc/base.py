@@ -8,7 +8,10 @@ WarpMan (partial CTAs) can grant differently. It never sees the SM object.
 - `max_contexts()` sizes the SM's CTA and warp slot tables: an allocator that
   provides storage for more contexts (EXPARS, Virtual Thread, GPUDuet) returns more
   than the baseline's CTA and warp limits.
-- `allocate()` returns a `Grant`; `grant.warps` fewer than the CTA's warps admits a
+- `allocate(kres, slot)` returns a `Grant` (or the allocator's own subclass of it):
+  `kres.kid` names the launch and `slot` is the CTA slot the CTA will occupy, so the
+  grant can be found again from the CTA (`CTAView.grant`, `CTAView.slot`) and shared
+  with the SM's other plug-ins (`port.peer(point)`). `grant.warps` fewer than the CTA's warps admits a
   partial CTA (WarpMan), whose other warps wait until `grant_warps` grants them
   (asked whenever resources are released; call `port.resources_changed()` after
   freeing resources outside a CTA retirement, e.g. on `warp_finished`).
@@ -56,7 +59,8 @@ class ResourceAllocator(Plugin):
     def fits(self, kres: KernelResources) -> bool:  # pragma: no cover - interface
         raise NotImplementedError
 
-    def allocate(self, kres: KernelResources) -> Grant:  # pragma: no cover - interface
+    def allocate(self, kres: KernelResources, slot: int) -> Grant:  # pragma: no cover - interface
+        """Grant one CTA of launch `kres.kid` the resources it occupies in CTA slot `slot`."""
         raise NotImplementedError
 
     def release(self, grant: Grant) -> None:  # pragma: no cover - interface
@@ -94,7 +98,7 @@ class BaselineAllocator(ResourceAllocator):
         return (u.threads + n.threads <= lim.max_threads and u.regs + n.regs <= lim.registers
                 and u.smem + n.smem <= lim.shared_bytes)
 
-    def allocate(self, kres: KernelResources) -> Grant:
+    def allocate(self, kres: KernelResources, slot: int) -> Grant:
         n = self.need(kres)
         u = self.used
         u.threads += n.threads
