@@ -13,7 +13,7 @@
     tlpsim run sgemm --mode timing --plugin examples/plugins/dmr_replay.py \\
         --set 'sm.execution_checker={impl="dmr_replay", replayq_entries=4}'
 """
-from collections import deque
+from collections import defaultdict, deque
 from dataclasses import dataclass
 
 from tlpsim.errors import ConfigError
@@ -48,7 +48,7 @@ class ReplayChecker(ExecutionChecker):
         super().__init__(params if params is not None else self.Params(), **context)
         if self.params.replayq_entries < 1 or self.params.drain_after < 1:
             raise ConfigError("dmr_replay: replayq_entries and drain_after must be >= 1")
-        self.queues = [deque() for _ in range(self.port.n_schedulers)]   # (unit, warp slot, dst regs)
+        self.queues = defaultdict(deque)   # scheduler -> [(unit, warp slot, dst regs)]
         self.static = {}
         self.timer_at = None
 
@@ -99,13 +99,13 @@ class ReplayChecker(ExecutionChecker):
         return self.port.occupy_unit(entry[0], 1, sched)
 
     def _levels(self):
-        self.counts.queue_peak = max(len(q) for q in self.queues)
-        self.counts.queue_mean = sum(len(q) for q in self.queues)
+        self.counts.queue_peak = max(len(q) for q in self.queues.values())
+        self.counts.queue_mean = sum(len(q) for q in self.queues.values())
 
     def on_timer(self, tag, now):
         self.timer_at = None
-        for sched, q in enumerate(self.queues):
+        for sched, q in self.queues.items():
             self._replay_idle(q, sched, now)
-        if any(self.queues):
+        if any(self.queues.values()):
             self.timer_at = now + self.params.drain_after
             self.port.wake_at(self.timer_at)
