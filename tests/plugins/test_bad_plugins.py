@@ -61,10 +61,18 @@ def test_a_failing_choose_is_a_plugin_error_naming_plugin_file_method_and_rule(t
     assert proc.returncode == 2, proc.stderr
     err = proc.stderr.strip()
     assert "internal error" not in err and "Traceback" not in err
-    assert err.startswith(f"error: plug-in warp_scheduler.bad_sched (BadScheduler in {path}), choose(): "), err
+    assert f"error: plug-in warp_scheduler.bad_sched (BadScheduler in {path}), choose(): " in err, err
     import re
 
     assert re.search(rule, err), err
+    # the run directory keeps what finished: the error, no launch (vecadd has one), no stats.json
+    (run,) = (tmp_path / "runs").iterdir()
+    assert f"run directory {run} keeps the 0 launches that finished" in err
+    import json
+
+    rec = json.loads((run / "error.json").read_text())
+    assert rec["error_type"] == "PluginError" and rec["launches"] == [] and "bad_sched" in rec["error"]
+    assert not (run / "stats.json").exists() and (run / "plugins" / "bad.py").is_file()
 
 
 def test_an_endless_choose_ends_at_the_time_limit_naming_the_plugin(tmp_path):
