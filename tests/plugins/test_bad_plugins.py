@@ -67,7 +67,7 @@ def test_a_failing_choose_is_a_plugin_error_naming_plugin_file_method_and_rule(t
     assert re.search(rule, err), err
     # the run directory keeps what finished: the error, no launch (vecadd has one), no stats.json
     (run,) = (tmp_path / "runs").iterdir()
-    assert f"run directory {run} keeps the 0 launches that finished" in err
+    assert f"run directory runs/{run.name} keeps the 0 launches that finished" in err
     import json
 
     rec = json.loads((run / "error.json").read_text())

@@ -3,6 +3,7 @@ SM and memory-system counters, derived rates and GPUDuet-style utilisations."""
 
 from __future__ import annotations
 
+from tlpsim.timing.builder import sm_limits
 from tlpsim.timing.occupancy import occupancy
 from tlpsim.timing.stats import CYCLE_CLASSES, EnergyInputs, LaunchStats, Utilisation
 
@@ -83,7 +84,8 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchS
         icnt_down=_ratio(mem["icnt_down_flits"], _cycles_in(gpu, gpu.icnt_dom, cycles) * n_sms * SUSTAINABLE),
         dram=_ratio(mem["dram_busy_cycles"], _cycles_in(gpu, gpu.dram_dom, cycles) * gpu.mem.n_parts),
     )
-    occ = occupancy(gpu.sms[0].allocator.limits, run.kres.regs_per_thread, run.kres.smem_per_cta,
+    # the baseline's occupancy on the configured SM (an allocator may keep more resident: peak_resident_*)
+    occ = occupancy(sm_limits(cfg), run.kres.regs_per_thread, run.kres.smem_per_cta,
                     run.kres.threads_per_cta, cfg.gpu.max_ctas_per_sm)
     energy = None
     if cfg.power.enabled and gpu.energy_model is not None:
