@@ -111,3 +111,42 @@ def test_an_endless_import_is_a_load_error_after_the_import_limit(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert f"cannot load plug-in file {path}" in proc.stderr
     assert "importing it took longer than 1 s" in proc.stderr and f"it was at {path}, line " in proc.stderr
+
+
+def _straight(overrides):
+    import numpy as np
+
+    import tlpsim
+    from tlpsim.config.loader import load_config
+
+    ptx = (Path(__file__).parents[1] / "contract" / "straight.ptx").read_text()
+    cfg = load_config("gtx480", {"gpu.n_sms": 1, **overrides})
+    with tlpsim.Device(mode="timing", config=cfg, trace_cache=False):
+        out = tlpsim.zeros(32, np.int32)
+        tlpsim.RawModule(ptx).get_function("straight")((1,), (32,), (out,))
+
+
+@pytest.mark.parametrize("method,value,rule", [
+    ("try_read", "'soon'", r"try_read\(\): must return None \(refused\) or the cycle the instruction may start, "
+                           r"an int > now \(\d+\); it returned 'soon'"),
+    ("try_read", "now", r"try_read\(\): must return None .* an int > now \((\d+)\); it returned \1$"),
+    ("write", "None", r"write\(\): must return the cycle the write completes, an int >= now \(\d+\); it returned None"),
+    ("__init__", "1 / 0", r"__init__\(\): a plug-in method must return normally; it raised ZeroDivisionError"),
+])
+def test_an_operand_storage_returning_a_wrong_value_is_named(tmp_path, method, value, rule):
+    from tlpsim.errors import PluginError
+    from tlpsim.policies.external import load
+
+    src = (f"from tlpsim.policies.operands.base import OperandStorage\n"
+           f"from tlpsim.policies.registry import register\n\n\n"
+           f"@register('operand_storage', 'bad_store')\nclass BadStore(OperandStorage):\n")
+    src += ("    def __init__(self, params=None, **context):\n        super().__init__(params, **context)\n"
+            f"        {value}\n") if method == "__init__" else \
+        f"    def {method}(self, warp, instr, now):\n        return {value}\n"
+    (tmp_path / "store.py").write_text(src)
+    load(str(tmp_path / "store.py"))
+    with pytest.raises(PluginError, match=rule) as info:
+        _straight({"sm.operand_storage": "bad_store"})
+    e = info.value
+    assert (e.plugin, e.path, e.method) == ("operand_storage.bad_store", str(tmp_path / "store.py"), method)
+    assert str(e).startswith(f"plug-in operand_storage.bad_store (BadStore in {tmp_path / 'store.py'}), {method}(): ")
