@@ -1,7 +1,9 @@
 """The plug-in conformance harness: does a plug-in (or a whole config) keep the
 simulator's guarantees?
 
-For each target and each of a few tiny workloads it runs the timing model and
+For each target and each of a few tiny workloads (plus one that fills the SMs,
+`CAPACITY_WORKLOADS`, for a target choosing a resource allocator, so an allocator
+admitting more CTAs than the baseline is exercised) it runs the timing model and
 checks:
 
 - **verify** — the workload's output still matches its NumPy reference;

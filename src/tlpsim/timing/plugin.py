@@ -190,7 +190,8 @@ class Plugin:
     - `Params`: a dataclass or pydantic model of its parameters (None: none);
     - `events`: names from `EVENTS` it subscribes to (define `on_<event>` for each);
     - `counters`: {name: Counter} — its statistics, reported per launch (summed over
-      instances) in the stats record, results DB, console and HTML report;
+      instances, or a level's peak or mean: `Counter.agg`) in the stats record,
+      results DB, console and HTML report;
     - `energy`: {name: EnergyStructure} — structures it adds to the energy model;
       count accesses with `port.count_energy(name, n)`.
 
