@@ -164,8 +164,12 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
 
         gpu = load_config(preset).gpu
         limits.update(arch=gpu.arch, maxrregcount=gpu.maxrregcount)
-    outcome = execute(params, poison_dead=poison_dead, device_options=limits,
-                      on_device=lambda dev: RunProgress(dev, f"{workload} ({size})"))
+    try:
+        outcome = execute(params, poison_dead=poison_dead, device_options=limits,
+                          on_device=lambda dev: RunProgress(dev, f"{workload} ({size})"))
+    except tlpsim.TlpsimError as exc:
+        _keep_failed_run(getattr(exc, "partial", None), run_dir)
+        raise
     result, record = outcome.result, outcome.record
     out, write_failure = write_run_outputs(outcome, run_dir, stats_out)
     if as_json:
@@ -195,6 +199,22 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
         raise write_failure
     if not result.verified:
         sys.exit(1)
+
+
+def _keep_failed_run(partial, run_dir: str | None) -> None:
+    """A run that ended in an error keeps what finished: its run directory with error.json."""
+    if partial is None:
+        return
+    from tlpsim.report.rundir import write_failed_run_dir
+
+    try:
+        out = write_failed_run_dir(partial, run_dir)
+    except OSError as exc:
+        click.echo(f"warning: could not write the failed run's directory: {exc}", err=True)
+        return
+    n = len(partial.record.get("launches", []))
+    click.echo(f"run directory {out} keeps the {n} launch{'es' if n != 1 else ''} that finished and the error "
+               "(error.json)", err=True)
 
 
 @main.command("workloads")

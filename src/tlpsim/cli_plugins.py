@@ -46,7 +46,8 @@ def _lines(info: PluginInfo) -> list[str]:
     if info.events:
         out.append("events: " + ", ".join(info.events))
     for c in info.counters:
-        out.append(f"counter {c.name} [{c.unit}]" + (f"  {c.description}" if c.description else ""))
+        out.append(f"counter {c.name} [{c.unit}" + (f", {c.agg}" if c.agg != "sum" else "") + "]"
+                   + (f"  {c.description}" if c.description else ""))
     for name, e in info.energy:
         leak = f", leakage {_number(e.leakage_mw)} mW" if e.leakage_mw else ""
         out.append(f"energy {name}: {_number(e.access_pj)} pJ/access{leak}, {e.instances} per SM; source: {e.source}")

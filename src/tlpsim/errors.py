@@ -86,3 +86,17 @@ class KernelError(TlpsimError):
 
 class DeviceAssertError(KernelError):
     """A failed device-side `assert` (CUDA's cudaErrorAssert)."""
+
+
+class PluginError(TlpsimError):
+    """A plug-in broke its contract while the timing model ran: one of its methods
+    raised, returned something its extension point does not accept, or did not return
+    within the time limit. Names the plug-in (`point.name`), its class and file, the
+    method and the rule broken."""
+
+    def __init__(self, message: str, *, plugin: str = "", path: str = "", method: str = "", rule: str = "") -> None:
+        self.plugin = plugin
+        self.path = path
+        self.method = method
+        self.rule = rule
+        super().__init__(message)

@@ -130,7 +130,8 @@ class Device:
         if mode == "timing":
             from tlpsim.session import TimingSession  # the timing layer only when it is used
 
-            self._timing = TimingSession(self.config, dense=dense)  # dense: tick every cycle (reference)
+            # dense: tick every cycle (reference); the time limit covers the timing run and its plug-ins
+            self._timing = TimingSession(self.config, dense=dense, time_limit=self.time_limit)
             self.memory.host_write_hooks.append(self._timing.host_copy)
         if self.config is not None:
             # a preset's compile options apply in both modes, so a functional run and a

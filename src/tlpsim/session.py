@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from tlpsim.config.loader import load_config
+from tlpsim.plugin_guard import guarded
 from tlpsim.timing.builder import latency_tables
 from tlpsim.timing.gpu import GPU
 from tlpsim.timing.static import StaticKernel
@@ -33,11 +34,16 @@ def build_gpu(config: Any, dense: bool = False) -> GPU:
     if cfg.power.enabled:
         energy = EnergyModel(cfg)
         energy.check_plugins(plugins)
-    return GPU(cfg, dense=dense, plugins=plugins, energy_model=energy)
+    with guarded():  # a plug-in whose __init__ raises is named
+        return GPU(cfg, dense=dense, plugins=plugins, energy_model=energy)
 
 
 class TimingSession:
-    def __init__(self, config="gtx480", dense: bool = False) -> None:
+    """`time_limit`: wall-clock seconds each `simulate_many` may take (None: no limit);
+    past it, or when a plug-in fails, the run ends in a clear error (tlpsim.plugin_guard)."""
+
+    def __init__(self, config="gtx480", dense: bool = False, time_limit: float | None = None) -> None:
+        self.time_limit = time_limit
         self.config = load_config(config) if isinstance(config, str) else config
         self.gpu = build_gpu(self.config, dense=dense)
         self.tables = latency_tables(self.config)
@@ -69,11 +75,13 @@ class TimingSession:
             for port in (sm.ldst.l1d, sm.ldst.l1c):
                 if port is not None:
                     port.flush()
-        for item in launches:
-            fn, space_of, trace, regs, smem, stream = item[:6]
-            analyzed = item[6] if len(item) > 6 else None
-            sk = self._static.get(id(fn))
-            if sk is None:
-                sk = self._static[id(fn)] = StaticKernel(fn, self.tables, space_of, analyzed=analyzed)
-            self.gpu.launch(sk, trace, regs, smem, stream)
-        return self.gpu.run(self.config.monitor.watchdog_cycles)
+        with guarded(self.time_limit, "the timing simulation of " + ", ".join(
+                dict.fromkeys(getattr(item[0], "name", "?") for item in launches))):
+            for item in launches:
+                fn, space_of, trace, regs, smem, stream = item[:6]
+                analyzed = item[6] if len(item) > 6 else None
+                sk = self._static.get(id(fn))
+                if sk is None:
+                    sk = self._static[id(fn)] = StaticKernel(fn, self.tables, space_of, analyzed=analyzed)
+                self.gpu.launch(sk, trace, regs, smem, stream)
+            return self.gpu.run(self.config.monitor.watchdog_cycles)

@@ -34,4 +34,5 @@ def test_every_point_has_its_built_ins():
 def test_built_in_plugin_conforms(reports, point, name):
     rep = reports[(point, name)]
     assert rep.ok, rep.summary()
-    assert set(rep.cycles) == {"vecadd", "reduction", "transpose", "pathfinder"}
+    want = {"vecadd", "reduction", "transpose", "pathfinder"} | ({"spmv"} if point == "resource_allocator" else set())
+    assert set(rep.cycles) == want

@@ -106,3 +106,35 @@ def test_expars_sketch_admits_split_ctas_and_charges_scratchpad_banks():
         insts = sum(s["smem_accesses"] for s in st["per_sm"]) * 32 * lane_frac
         assert st["energy"]["events"]["smem"]["access"] == pytest.approx(
             insts + 32 * (ops["spm_reads"] + ops["spm_writes"]))
+
+
+# ---------------------------------------------------------------- the mechanism sketches
+
+def test_rfv_pool_sketch_throttles_on_a_30_percent_pool_and_passes_the_harness():
+    (rep,) = check_targets([Target.plugin("operand_storage", "rfv_pool", {"pool_fraction": 0.3})],
+                           plugins=[str(EXAMPLES / "rfv_pool.py")], workloads=("spmv", "reduction"),
+                           pure_python_workloads=("reduction",))
+    assert rep.ok, rep.summary()
+    out = cli("run", "spmv", "--size", "tiny", "--plugin", str(EXAMPLES / "rfv_pool.py"), "--set",
+              'sm.operand_storage={impl="rfv_pool", pool_fraction=0.3}', "--json", cwd=EXAMPLES).stdout
+    rec = json.loads(out)
+    c = rec["stats"][-1]["plugins"]["operand_storage.rfv_pool"]
+    pool = int(0.3 * rec["config"]["sm"]["registers"] * 4) // 128     # warp registers
+    assert rec["verified"] and c["throttled"] > 0 and c["renames"] == c["releases"]
+    assert c["entries_peak"] == pool and 0 < c["entries_mean"] < pool  # the pool binds, and is a level
+    assert rec["stats"][-1]["plugin_aggs"] == {"operand_storage.rfv_pool": {"entries_peak": "max",
+                                                                            "entries_mean": "mean"}}
+
+
+def test_dmr_replay_sketch_checks_replays_stalls_and_passes_the_harness():
+    (rep,) = check_targets([Target.plugin("execution_checker", "dmr_replay", {"replayq_entries": 2})],
+                           plugins=[str(EXAMPLES / "dmr_replay.py")], pure_python_workloads=("reduction",))
+    assert rep.ok, rep.summary()
+    out = cli("run", "sgemm", "--size", "tiny", "--plugin", str(EXAMPLES / "dmr_replay.py"), "--set",
+              'sm.execution_checker={impl="dmr_replay", replayq_entries=2}', "--json", cwd=EXAMPLES).stdout
+    rec = json.loads(out)
+    (st,) = rec["stats"]
+    c = st["plugins"]["execution_checker.dmr_replay"]
+    assert rec["verified"] and c["replays"] > 0 and c["full_stalls"] > 0 and c["queue_peak"] == 2
+    # each full queue stalls its scheduler one cycle (counted when it had a warp to issue)
+    assert 0 < sum(s["stall_reasons"].get("issue_stalled", 0) for s in st["per_sm"]) <= c["full_stalls"]

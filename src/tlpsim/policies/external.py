@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from tlpsim.errors import ConfigError, TlpsimError
+from tlpsim.plugin_guard import wall_clock_limit
 from tlpsim.policies import registry
 
 __all__ = ["ENV", "RUN_PLUGINS", "LoadedPlugin", "PluginLoadError", "activate", "class_digest", "env_specs",
@@ -53,8 +54,33 @@ _MODULE_RE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
 class PluginLoadError(ConfigError):
-    """A plug-in file or module could not be found, compiled or imported, or it
-    registers no plug-in. The message names the file (and line)."""
+    """A plug-in file or module could not be found, compiled or imported (it raised,
+    called sys.exit, or took longer than the import time limit), or it registers no
+    plug-in. The message names the file (and line)."""
+
+
+#: seconds a plug-in's import may take (environment variable; default IMPORT_LIMIT_S)
+IMPORT_LIMIT_ENV = "TLPSIM_PLUGIN_IMPORT_LIMIT"
+IMPORT_LIMIT_S = 30.0
+
+
+def import_time_limit() -> float:
+    """Wall-clock seconds a plug-in's import may take (`TLPSIM_PLUGIN_IMPORT_LIMIT`, default 30)."""
+    raw = os.environ.get(IMPORT_LIMIT_ENV, "").strip()
+    if not raw:
+        return IMPORT_LIMIT_S
+    try:
+        v = float(raw)
+    except ValueError:
+        raise ConfigError(f"environment variable {IMPORT_LIMIT_ENV}={raw!r} is not a number of seconds") from None
+    if not v > 0:
+        raise ConfigError(f"environment variable {IMPORT_LIMIT_ENV}={raw!r} must be positive")
+    return v
+
+
+class _ImportTimeout(BaseException):
+    """Raised inside a plug-in's import that ran past the limit (not an Exception, so the
+    plug-in's own `except Exception` does not swallow it)."""
 
 
 @dataclass(frozen=True)
@@ -291,14 +317,35 @@ def _tracked(module: str, what: str, path: str, run: Callable[[], Any], again: b
         elif path:  # a file's half-built module must not stay importable
             sys.modules.pop(module, None)
 
+    limit = import_time_limit()
+
+    def too_slow(frame: Any) -> None:
+        at = ""
+        while frame is not None:  # the plug-in's own line it was running
+            if not _internal(frame.f_code.co_filename):
+                at = f" (it was at {frame.f_code.co_filename}, line {frame.f_lineno})"
+                break
+            frame = frame.f_back
+        raise _ImportTimeout(f"cannot load {what}: importing it took longer than {limit:g} s{at}; a plug-in's "
+                             f"import must only define and register classes ({IMPORT_LIMIT_ENV} sets the limit)")
+
     try:
-        run()
+        with wall_clock_limit(limit, too_slow):
+            run()
     except PluginLoadError:
         restore()
         raise
+    except _ImportTimeout as exc:
+        restore()
+        raise PluginLoadError(str(exc)) from None
     except SyntaxError as exc:
         restore()
         raise PluginLoadError(f"cannot load {what}: {_syntax(exc)}") from None
+    except SystemExit as exc:  # a script's sys.exit() must not end tlpsim as if it had run
+        restore()
+        raise PluginLoadError(f"cannot load {what}: {_failure(exc, path, f'it called sys.exit({exc.code!r})')} "
+                              "while being imported; a plug-in's import must only define and register classes") \
+            from None
     except Exception as exc:  # noqa: BLE001 - any failure of user code becomes a clear message
         restore()
         raise PluginLoadError(f"cannot load {what}: {_failure(exc, path)}") from None
@@ -324,11 +371,11 @@ def _syntax(exc: SyntaxError) -> str:
     return text
 
 
-def _failure(exc: BaseException, path: str) -> str:
+def _failure(exc: BaseException, path: str, msg: str = "") -> str:
     """`file, line N: Type: message` at the plug-in's own line, plus where it was raised
     when that is elsewhere (a module it imports)."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not _internal(f.filename)]
-    msg = str(exc) if isinstance(exc, TlpsimError) else f"{type(exc).__name__}: {exc}"
+    msg = msg or (str(exc) if isinstance(exc, TlpsimError) else f"{type(exc).__name__}: {exc}")
     if not frames:
         return msg
     own = [f for f in frames if f.filename == path] if path else []

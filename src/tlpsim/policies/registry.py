@@ -387,6 +387,7 @@ class CounterInfo:
     name: str
     unit: str
     description: str
+    agg: str = "sum"      # how it becomes a launch's statistic (Counter.agg)
 
 
 @dataclass(frozen=True)
@@ -419,7 +420,9 @@ class PluginInfo:
                         "default": None if p.default is ... else _plain(p.default), "description": p.description}
                        for p in self.params],
             "events": list(self.events),
-            "counters": {c.name: {"unit": c.unit, "description": c.description} for c in self.counters},
+            # a level's aggregation ("max", "mean"); sums, the default, say nothing
+            "counters": {c.name: {"unit": c.unit, "description": c.description,
+                                  **({"agg": c.agg} if c.agg != "sum" else {})} for c in self.counters},
             "energy": {n: {"access_pj": _plain(e.access_pj), "leakage_mw": _plain(e.leakage_mw),
                            "instances": e.instances, "source": e.source, "description": e.description}
                        for n, e in self.energy},
@@ -479,7 +482,7 @@ def info(point: str, name: str, cls: type) -> PluginInfo:
     except Exception:  # noqa: BLE001 - unresolvable forward references: keep the annotation text
         hints = {}
     params = tuple(ParamInfo(n, hints.get(n, t), d, desc) for n, (t, d, desc) in _param_fields(params_cls).items())
-    counters = tuple(CounterInfo(n, getattr(c, "unit", ""), getattr(c, "description", ""))
+    counters = tuple(CounterInfo(n, getattr(c, "unit", ""), getattr(c, "description", ""), getattr(c, "agg", "sum"))
                      for n, c in dict(getattr(cls, "counters", {}) or {}).items())
     energy = tuple(dict(getattr(cls, "energy", {}) or {}).items())
     return PluginInfo(point, name, cls, summary, params, tuple(sorted(getattr(cls, "events", ()) or ())), counters,

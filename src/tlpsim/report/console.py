@@ -7,7 +7,7 @@ from dataclasses import asdict
 
 import click
 
-from tlpsim.report.metrics import plugin_energy, plugin_totals
+from tlpsim.report.metrics import plugin_energy, plugin_totals, residency
 
 
 def table(heads, rows, err: bool = False) -> None:
@@ -73,7 +73,8 @@ def timing_report(result) -> None:
     recs = [r for r in result.launches if r.stats is not None]
     table(("#", "kernel", "CTAs/SM (limit)", "cycles", "IPC", "active", "idle", "mem stall", "core stall",
            "L1D hit", "L2 hit", "sim s"),
-          [[k, r.kernel, f"{r.stats.ctas_per_sm_limit} ({r.stats.limited_by})", r.stats.cycles,
+          [[k, r.kernel, residency(r.stats.ctas_per_sm_limit, r.stats.limited_by,
+                                     r.stats.peak_resident_ctas, r.stats.peak_resident_warps), r.stats.cycles,
             f"{r.stats.ipc:.1f}"] + [f"{100 * v / max(sum(r.stats.sm_cycles.values()), 1):.0f}%"
                                       for v in r.stats.sm_cycles.values()] +
            [f"{r.stats.l1d_hit_rate:.2f}", f"{r.stats.l2_hit_rate:.2f}", f"{r.stats.wall_seconds:.2f}"]
@@ -92,7 +93,9 @@ def plugin_report(stats: list[dict], plugins: dict | None) -> None:
     totals, units = plugin_totals(stats)
     selected = (plugins or {}).get("selected") or {}
     if totals:
-        click.echo(f"plug-in counters (summed over {len(stats)} launch{'es' if len(stats) != 1 else ''}):")
+        click.echo(f"plug-in counters (summed over {len(stats)} launch{'es' if len(stats) != 1 else ''}; "
+                   "levels: their peak or cycle-weighted mean):" if any(s.get("plugin_aggs") for s in stats) else
+                   f"plug-in counters (summed over {len(stats)} launch{'es' if len(stats) != 1 else ''}):")
         rows = []
         for key, counters in totals.items():
             desc = (selected.get(key) or {}).get("counters") or {}

@@ -9,7 +9,7 @@ import html
 import json
 
 from tlpsim.report import figures
-from tlpsim.report.metrics import plugin_energy, plugin_totals, run_metrics
+from tlpsim.report.metrics import plugin_energy, plugin_totals, residency, run_metrics
 
 UNITS = (("scheduler", "scheduler"), ("rf", "register file"), ("smem", "scratchpad (SPM)"), ("l1d", "L1D"),
          ("l2", "L2"), ("icnt_up", "crossbar SM→L2"), ("icnt_down", "crossbar L2→SM"), ("dram", "DRAM"))
@@ -103,7 +103,8 @@ def _summary(stats: list[dict], m: dict) -> str:
     heads = ("kernel", "cycles", "warp insts", "thread insts", "IPC", "CTAs/SM (limit)", "avg warps/SM",
              "L1D hit", "L2 hit", "DRAM rd/wr", "sim s")
     rows = [[s["kernel"], s["cycles"], s["warp_insts"], s["thread_insts"], s["ipc"],
-             f"{s['ctas_per_sm_limit']} ({s['limited_by']})", s["avg_resident_warps"], _pct(s["l1d_hit_rate"]),
+             residency(s["ctas_per_sm_limit"], s["limited_by"], s.get("peak_resident_ctas", 0),
+                       s.get("peak_resident_warps", 0)), s["avg_resident_warps"], _pct(s["l1d_hit_rate"]),
              _pct(s["l2_hit_rate"]), f"{s['dram_reads']:,}/{s['dram_writes']:,}", s.get("wall_seconds", 0.0)]
             for s in stats]
     if len(stats) > 1:
@@ -207,7 +208,8 @@ def _plugins(rec: dict, stats: list[dict]) -> str | None:
                     row += [(s.get("plugins") or {}).get(key, {}).get(name, 0) for s in stats]
                 rows.append(row + [v])
         parts.append('<p class="note">declared counters, summed over the plug-in\'s instances '
-                     "(one per SM or scheduler)</p>" + _table(heads, rows))
+                     "(one per SM or scheduler); levels marked (peak) are the highest value any instance "
+                     "held, (mean) its cycle-weighted mean per instance</p>" + _table(heads, rows))
     if energy:
         parts.append(_table(("energy structure", "plug-in", "accesses", "dynamic µJ", "static µJ", "source"),
                             [(n, key, int(acc), f"{1e6 * dyn:.4f}", f"{1e6 * sta:.4f}", src)

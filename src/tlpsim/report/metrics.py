@@ -2,7 +2,8 @@
 totals over launches, rates recomputed from the summed counters, and
 cycle-weighted averages of per-launch ratios. These are what `tlpsim results`
 lists and `tlpsim plot --metric` draws. Plug-in counters appear as
-`plugin.<point>.<name>.<counter>`, summed over the run's launches."""
+`plugin.<point>.<name>.<counter>`, over the run's launches as each counter
+aggregates (summed, peak or cycle-weighted mean: `Counter.agg`)."""
 
 from __future__ import annotations
 
@@ -56,17 +57,37 @@ def run_metrics(record: dict) -> dict[str, float]:
 
 
 def plugin_totals(stats: list[dict]) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, str]]]:
-    """Plug-in counters summed over launches, {"point.name": {counter: total}}, and
-    their units, from LaunchStats dicts (`plugins`, `plugin_units`)."""
+    """Plug-in counters over launches, {"point.name": {counter: value}}, and their
+    units, from LaunchStats dicts (`plugins`, `plugin_units`, `plugin_aggs`): sums add
+    up, peaks ("max" counters) take the highest launch, means ("mean") weight each
+    launch by its cycles. A level's unit says which it is ("... (peak)", "... (mean)")."""
     totals: dict[str, dict[str, float]] = {}
     units: dict[str, dict[str, str]] = {}
+    aggs: dict[str, dict[str, str]] = {}
+    cycles = 0
     for s in stats:
+        cycles += s.get("cycles", 0)
+        levels = s.get("plugin_aggs") or {}
         for key, counters in (s.get("plugins") or {}).items():
             mine = totals.setdefault(key, {})
             for name, v in counters.items():
-                mine[name] = mine.get(name, 0) + v
+                agg = (levels.get(key) or {}).get(name, "sum")
+                if agg != "sum":
+                    aggs.setdefault(key, {})[name] = agg
+                if agg == "max":
+                    mine[name] = max(mine.get(name, v), v)
+                elif agg == "mean":
+                    mine[name] = mine.get(name, 0) + v * s.get("cycles", 0)
+                else:
+                    mine[name] = mine.get(name, 0) + v
         for key, u in (s.get("plugin_units") or {}).items():
             units.setdefault(key, {}).update(u)
+    for key, levels in aggs.items():
+        for name, agg in levels.items():
+            if agg == "mean":
+                totals[key][name] = _ratio(totals[key][name], cycles)
+            unit = units.setdefault(key, {}).get(name, "")
+            units[key][name] = f"{unit} ({'peak' if agg == 'max' else 'mean'})".strip()
     return totals, units
 
 
@@ -84,6 +105,15 @@ def plugin_energy(stats: list[dict], plugins: dict | None) -> list[tuple[str, st
                 sta += e.get("static_j", {}).get(name, 0.0)
             rows.append((name, key, acc, dyn, sta, decl.get("source", "")))
     return rows
+
+
+def residency(limit: int, limited_by: str, peak_ctas: int = 0, peak_warps: int = 0) -> str:
+    """A launch's "CTAs/SM (limit)" cell: the occupancy limit and its limiter, or —
+    when a resource allocator kept more CTAs resident on an SM than that limit
+    allows — the peak CTAs and warps per SM, then the limit."""
+    if peak_ctas > limit:
+        return f"{peak_ctas} peak, {peak_warps} warps ({limit} {limited_by})"
+    return f"{limit} ({limited_by})"
 
 
 def geomean(values: list[float]) -> float:

@@ -5,6 +5,8 @@
         config.toml     the fully resolved GPU config (timing mode; `load_config` reads it back)
         stats.json      the record: launches, checks and one LaunchStats per launch
         timeline.json   the sampled series of every launch (also inside stats.json)
+        error.json      instead of stats.json when the run ended in an error: the error and
+                        the record of the launches that finished
         versions.json   tlpsim, Python, key packages, CUDA toolkit, host, command line
         plugins/        a copy of each plug-in file the run loaded (--plugin, spec, TLPSIM_PLUGINS)
 
@@ -116,6 +118,22 @@ def write_run_dir(outcome, root: str | os.PathLike = "runs", path: str | os.Path
     _dump(out / "versions.json", versions())
     _copy_plugins(out, outcome.params.plugins)
     _dump(out / "stats.json", rec)  # last: its presence marks a complete run directory
+    return out
+
+
+def write_failed_run_dir(outcome, path: str | os.PathLike | None = None, root: str | os.PathLike = "runs") -> Path:
+    """The run directory of a run that ended in an error: params, config, versions and
+    plug-ins as for a complete one, and `error.json` (the error and the record of the
+    launches that finished) instead of `stats.json`, which marks a complete run."""
+    out = Path(path) if path is not None else _fresh(Path(root), default_name(outcome.params))
+    out.mkdir(parents=True, exist_ok=True)
+    _dump(out / "params.json", outcome.params.to_dict())
+    if outcome.config is not None:
+        header = f"resolved config of failed run {out.name} ({outcome.params.label()})"
+        (out / "config.toml").write_text(outcome.config.to_toml(header=header))
+    _dump(out / "versions.json", versions())
+    _copy_plugins(out, outcome.params.plugins)
+    _dump(out / "error.json", outcome.record)
     return out
 
 

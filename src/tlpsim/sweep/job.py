@@ -161,8 +161,12 @@ def execute(params: RunParams, *, poison_dead: bool = False,
         dev = tlpsim.Device(mode=params.mode, config=config, poison_dead_registers=poison_dead,
                             **(device_options or {}))
         hook = on_device(dev) if on_device is not None else None
-        with dev, (hook if hook is not None else contextlib.nullcontext()):
-            result = wl.execute(params.size, params.seed)
+        try:
+            with dev, (hook if hook is not None else contextlib.nullcontext()):
+                result = wl.execute(params.size, params.seed)
+        except TlpsimError as exc:  # what finished before the error goes with it (`tlpsim run` keeps it)
+            exc.partial = _partial(params, config, dev, exc)  # type: ignore[attr-defined]
+            raise
     rows = console.launch_rows(result)
     record = {"workload": params.workload, "size": params.size, "mode": params.mode, "seed": params.seed,
               "verified": result.verified, "launches": rows, "checks": [asdict(c) for c in result.checks],
@@ -173,6 +177,25 @@ def execute(params: RunParams, *, poison_dead: bool = False,
         record["stats"] = [_stats_dict(r.stats) for r in result.launches if r.stats is not None]
     record["plugins"] = plugin_record(config, params.plugins)
     return RunOutcome(params, result, record, config)
+
+
+def _partial(params: RunParams, config: Any, dev: Any, exc: Exception) -> RunOutcome:
+    """The record of a run that failed: its launches that completed (those timed with
+    their statistics) and the error."""
+    import types
+
+    from tlpsim.report import console
+
+    done = [r for r in dev.launches if params.mode != "timing" or r.stats is not None]
+    record = {"workload": params.workload, "size": params.size, "mode": params.mode, "seed": params.seed,
+              "error": str(exc), "error_type": type(exc).__name__,
+              "launches": console.launch_rows(types.SimpleNamespace(launches=done)), "params": params.to_dict()}
+    if config is not None:
+        record["preset"] = params.preset
+        record["config"] = config.to_dict()
+        record["stats"] = [_stats_dict(r.stats) for r in done]
+    record["plugins"] = plugin_record(config, params.plugins)
+    return RunOutcome(params, None, record, config)
 
 
 def _check_policies(params: RunParams, config: Any) -> None:

@@ -2,6 +2,7 @@
 the conformance harness (see `tlpsim.testing.conformance` and docs/plugins.md)."""
 
 from tlpsim.testing.conformance import (
+    CAPACITY_WORKLOADS,
     CHECKS,
     WORKLOADS,
     ConformanceError,
@@ -12,5 +13,5 @@ from tlpsim.testing.conformance import (
     check_targets,
 )
 
-__all__ = ["CHECKS", "ConformanceError", "Report", "Target", "WORKLOADS", "check_config", "check_plugin",
+__all__ = ["CAPACITY_WORKLOADS", "CHECKS", "ConformanceError", "Report", "Target", "WORKLOADS", "check_config", "check_plugin",
            "check_targets"]

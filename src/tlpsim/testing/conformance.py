@@ -1,7 +1,9 @@
 """The plug-in conformance harness: does a plug-in (or a whole config) keep the
 simulator's guarantees?
 
-For each target and each of a few tiny workloads it runs the timing model and
+For each target and each of a few tiny workloads (plus one that fills the SMs,
+`CAPACITY_WORKLOADS`, for a target choosing a resource allocator, so an allocator
+admitting more CTAs than the baseline is exercised) it runs the timing model and
 checks:
 
 - **verify** — the workload's output still matches its NumPy reference;
@@ -35,13 +37,17 @@ from typing import Any
 
 from tlpsim.errors import TlpsimError
 
-__all__ = ["CHECKS", "ConformanceError", "Report", "Target", "WORKLOADS", "check_config", "check_plugin",
-           "check_targets"]
+__all__ = ["CAPACITY_WORKLOADS", "CHECKS", "ConformanceError", "Report", "Target", "WORKLOADS", "check_config",
+           "check_plugin", "check_targets", "default_workloads"]
 
 #: tiny workloads covering global memory (vecadd), barriers and shared memory over two
 #: kernels (reduction), a 2D grid with a shared tile (transpose) and divergence with
 #: barriers in a loop (pathfinder); together about a second per run set
 WORKLOADS = ("vecadd", "reduction", "transpose", "pathfinder")
+#: workloads with more CTAs than the SMs hold at the baseline's occupancy, so an
+#: allocator that admits more (EXPARS, GPUDuet, RFV) is exercised beyond it: checked
+#: too, by default, for a target that chooses a resource allocator
+CAPACITY_WORKLOADS = ("spmv",)
 CHECKS = ("verify", "terminates", "dense", "deterministic", "pure_python", "invariants")
 
 #: extension point -> its config key
@@ -83,6 +89,8 @@ class Report:
     checks: tuple[str, ...]
     failures: list[tuple[str, str, str]] = field(default_factory=list)
     cycles: dict[str, list[int]] = field(default_factory=dict)   # workload -> cycles per launch
+    # workload -> most CTAs one SM held beyond the baseline's occupancy limit (0: none beyond it)
+    extra_ctas: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -90,6 +98,9 @@ class Report:
 
     def summary(self) -> str:
         head = f"{self.target.label}: {len(self.workloads)} workloads x {len(self.checks)} checks"
+        beyond = {w: n for w, n in self.extra_ctas.items() if n > 0}
+        if beyond:
+            head += " (CTAs beyond the baseline's limit on " + ", ".join(f"{w} +{n}" for w, n in beyond.items()) + ")"
         if self.ok:
             return head + ": all pass"
         return head + f": {len(self.failures)} failed\n" + "\n".join(
@@ -125,6 +136,7 @@ def run_workload(preset: str, overrides: Mapping[str, Any], workload: str, size:
     for rec in recs:
         st = rec.stats
         launches.append({"kernel": rec.kernel, "cycles": st.cycles, "stats": _canonical(st),
+                         "extra_ctas": st.peak_resident_ctas - st.ctas_per_sm_limit,
                          "warp_insts": st.warp_insts, "traced": rec.warp_instructions,
                          "sm_cycles": dict(st.sm_cycles), "n_sms": cfg.gpu.n_sms, "plugins": st.plugins})
     return {"verified": bool(result.verified), "launches": launches}
@@ -161,29 +173,39 @@ def _pure_python_runs(jobs: list[tuple[str, dict, str, str]], plugins: Sequence[
     return json.loads(proc.stdout)
 
 
-def check_targets(targets: Sequence[Target], *, workloads: Sequence[str] = WORKLOADS, size: str = "tiny",
+def default_workloads(target: Target) -> tuple[str, ...]:
+    """`WORKLOADS`, plus `CAPACITY_WORKLOADS` for a target that chooses a resource allocator."""
+    if POINT_KEYS["resource_allocator"] in target.overrides:
+        return WORKLOADS + CAPACITY_WORKLOADS
+    return WORKLOADS
+
+
+def check_targets(targets: Sequence[Target], *, workloads: Sequence[str] | None = None, size: str = "tiny",
                   plugins: Sequence[str] = (), checks: Sequence[str] = CHECKS,
                   pure_python_workloads: Sequence[str] | None = None) -> list[Report]:
-    """Check every target on `workloads`. `plugins` are `--plugin` specs (files or
-    modules) defining the plug-ins under test, loaded here and in the pure-Python
-    subprocess; `pure_python_workloads` narrows that (slowest) check."""
+    """Check every target on `workloads` (default: `default_workloads(target)`).
+    `plugins` are `--plugin` specs (files or modules) defining the plug-ins under
+    test, loaded here and in the pure-Python subprocess; `pure_python_workloads`
+    narrows that (slowest) check."""
     from tlpsim.policies.external import activate
 
     unknown = set(checks) - set(CHECKS)
     if unknown:
         raise TlpsimError(f"unknown check(s) {', '.join(sorted(unknown))} (checks: {', '.join(CHECKS)})")
     specs = [lp.spec for lp in activate(plugins)]
-    reports = [Report(t, tuple(workloads), tuple(checks)) for t in targets]
+    reports = [Report(t, tuple(workloads) if workloads is not None else default_workloads(t), tuple(checks))
+               for t in targets]
     base: dict[tuple[int, str], dict] = {}
     for rep in reports:
         t = rep.target
-        for w in workloads:
+        for w in rep.workloads:
             run = run_workload(t.preset, t.overrides, w, size)
             base[(id(rep), w)] = run
             if "error" in run:
                 rep.failures.append((w, "terminates", run["error"]))
                 continue
             rep.cycles[w] = [la["cycles"] for la in run["launches"]]
+            rep.extra_ctas[w] = max(max(la["extra_ctas"] for la in run["launches"]), 0) if run["launches"] else 0
             if "verify" in checks and not run["verified"]:
                 rep.failures.append((w, "verify", "the output does not match the NumPy reference"))
             if "invariants" in checks:
@@ -195,9 +217,10 @@ def check_targets(targets: Sequence[Target], *, workloads: Sequence[str] = WORKL
                     if msg:
                         rep.failures.append((w, check, msg))
     if "pure_python" in checks:
-        pw = list(pure_python_workloads) if pure_python_workloads is not None else list(workloads)
         jobs, owners = [], []
         for rep in reports:
+            pw = rep.workloads if pure_python_workloads is None else \
+                [w for w in rep.workloads if w in pure_python_workloads]
             for w in pw:
                 if "error" not in base[(id(rep), w)]:
                     jobs.append((rep.target.preset, dict(rep.target.overrides), w, size))
@@ -244,7 +267,9 @@ def check_plugin(point: str, name: str, params: Mapping[str, Any] | None = None,
 
 
 def check_config(preset: str, overrides: Mapping[str, Any] | None = None, **kwargs: Any) -> Report:
-    """Check a whole configuration (several plug-ins chosen together)."""
+    """Check a whole configuration: several plug-ins chosen together (a mechanism
+    made of an allocator and a storage, say), as `overrides` {config key: choice}
+    on `preset` (see `check_targets` for the keywords)."""
     label = preset + "".join(f" {k}={v}" for k, v in (overrides or {}).items())
     return check_targets([Target(label, preset, dict(overrides or {}))], **kwargs)[0]
 

@@ -25,7 +25,7 @@ from tlpsim.timing.builder import (
 from tlpsim.timing.clock import PluginClock, WindowMonitor
 from tlpsim.timing.engine import Component, Engine
 from tlpsim.timing.occupancy import occupancy
-from tlpsim.timing.plugin import counts_of, plugin_key
+from tlpsim.timing.plugin import PluginCounts, aggregations_of, counts_of, plugin_key
 from tlpsim.timing.port import GPUPort
 from tlpsim.timing.sm import SM
 from tlpsim.timing.static import StaticKernel
@@ -257,17 +257,40 @@ class GPU:
         return base
 
     def plugin_counts(self) -> dict[str, dict[str, int | float]]:
-        """Every plug-in's declared counters, summed over its instances: {key: {counter: value}}."""
+        """Every plug-in's declared counters over its instances: {key: {counter: value}}.
+        "sum" counters and "mean" counters' integrals (value x cycles) add up over the
+        instances, "max" counters' peaks take the highest (`Counter.agg`)."""
         out: dict[str, dict[str, int | float]] = {}
-        insts = [p for sm in self.sms for p in sm.plugins] + self.gpu_plugins
-        for key, obj in insts:
+        for key, obj in self._plugin_instances():
             c = counts_of(obj)
             if not c:
                 continue
+            aggs = aggregations_of(obj)
             mine = out.setdefault(key, {})
             for n, v in c.items():
-                mine[n] = mine.get(n, 0) + v
+                if aggs.get(n) == "max":
+                    mine[n] = max(mine.get(n, v), v)
+                else:
+                    mine[n] = mine.get(n, 0) + v
         return out
+
+    def plugin_instances(self) -> dict[str, int]:
+        """{key: instances} of every plug-in that declares counters (SM-level: one per SM)."""
+        out: dict[str, int] = {}
+        for key, obj in self._plugin_instances():
+            if getattr(type(obj), "counters", None):
+                out[key] = out.get(key, 0) + 1
+        return out
+
+    def _plugin_instances(self) -> list:
+        return [p for sm in self.sms for p in sm.plugins] + self.gpu_plugins
+
+    def mark_plugin_levels(self) -> None:
+        """A batch of launches starts: the "max" counters' peaks restart from the current levels."""
+        for _, obj in self._plugin_instances():
+            c = getattr(obj, "counts", None)
+            if isinstance(c, PluginCounts):
+                c.mark()
 
     def plugin_units(self) -> dict[str, dict[str, str]]:
         """{key: {counter: unit}} of every plug-in that declares counters."""
@@ -276,6 +299,15 @@ class GPU:
             decl = getattr(type(obj), "counters", {}) or {}
             if decl:
                 out[key] = {n: c.unit for n, c in decl.items()}
+        return out
+
+    def plugin_aggs(self) -> dict[str, dict[str, str]]:
+        """{key: {counter: agg}} of the counters that are levels ("max", "mean"), not sums."""
+        out: dict[str, dict[str, str]] = {}
+        for key, obj in [p for sm in self.sms[:1] for p in sm.plugins] + self.gpu_plugins:
+            levels = {n: a for n, a in aggregations_of(obj).items() if a != "sum"}
+            if levels:
+                out[key] = levels
         return out
 
     def stream_ready(self, run: KernelRun) -> bool:
@@ -328,6 +360,10 @@ class GPU:
         return out
 
     def _snapshot(self) -> dict:
+        for sm in self.sms:  # the launches' peaks start from what is resident now
+            sm.stats.peak_resident_ctas = sm.slots.n_ctas
+            sm.stats.peak_resident_warps = sm.slots.n_warps
+        self.mark_plugin_levels()
         return {"sm": [sm.collect() for sm in self.sms], "mem": self.mem.counters(),
                 "sm_parts": [sm.part_counters() for sm in self.sms], "plugins": self.plugin_counts(),
                 "energy_events": dict(self.energy_events)}

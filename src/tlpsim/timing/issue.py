@@ -24,6 +24,7 @@ from tlpsim.timing.static import (
     StaticInstr,
 )
 from tlpsim.timing.units import FULL_MASK, FunctionalUnits
+from tlpsim.timing.writeback import as_cycle
 
 if TYPE_CHECKING:
     from tlpsim.timing.barriers import Barriers
@@ -72,6 +73,13 @@ class IssueStage:
         self.n_mem_blocked = 0              # warps whose next instruction waits on a memory load
         self.block_events = events.block_events
         self.wb_delay = 0                   # extra writeback delay set by an instr_issued handler
+        # an operand storage held the warp it refused this cycle: the SM's state changed
+        # inside the tick, so the SM ticks the next cycle rather than sleeping (docs/plugins.md)
+        self.held_on_read = False
+        # per scheduler, the cycles [stall_from, stall_until) a plug-in's stall_issue keeps it from issuing
+        self.stall_from: list[int] = [0] * n_schedulers
+        self.stall_until: list[int] = [0] * n_schedulers
+        self.stalled = False                # some stall_issue may still be in force
         self.wb_width = wb_width            # result buses
         # arithmetic writebacks booked per cycle, in a ring indexed by cycle mod its size
         # (bus_cycle: the cycle a slot's count is for); bookings lie less than the ring's
@@ -168,6 +176,9 @@ class IssueStage:
         next instruction's pipeline can take it this cycle; the first that the
         operand storage accepts issues. `rs`: the scheduler's ready mask (not empty);
         candidates go to the policy in slot order."""
+        if self.stalled and self.stall_from[s] <= now < self.stall_until[s]:
+            self.sm.note_stall("issue_stalled")  # a plug-in's stall_issue
+            return False
         warps = self.slots.warps
         unit_next = self.units.next_by_id[s]
         ldst_ok = self.ldst.can_accept()
@@ -200,11 +211,16 @@ class IssueStage:
         if first is None:  # the policy lets none of them issue now
             self.sm.note_stall("scheduler_hold")
             return False
+        if not _among(first, cands):
+            raise _bad_choice(policy, "choose", first, cands)
         if self.try_issue(first, policy, now, False):
             return True
         for v in policy.order(cands, now):
-            if v is not first and self.try_issue(v, policy, now, False):
-                return True
+            if v is not first:
+                if not _among(v, cands):
+                    raise _bad_choice(policy, "order", v, cands)
+                if self.try_issue(v, policy, now, False):
+                    return True
         return False
 
     def try_issue(self, v: Any, policy: Any, now: int, quiet: bool) -> bool:
@@ -230,7 +246,9 @@ class IssueStage:
             start = (banks.try_read_id(w.slot, w.sched, si.unit_id, si.src_regs, now) if banks is not None
                      else self._plugin_read(w, si, now))
             if start is None:
-                if not quiet and not w.holds:  # a storage that held the warp while refusing: a hold, not a stall
+                if w.holds:  # a storage that held the warp while refusing: a hold, not a stall
+                    self.held_on_read = True
+                elif not quiet:
                     self.sm.note_stall("collector_full")
                 return False
             # a result bus at its writeback cycle (GPGPU-Sim reserves one when the
@@ -251,7 +269,9 @@ class IssueStage:
             start = (banks.try_read_id(w.slot, w.sched, si.unit_id, si.src_regs, now) if banks is not None
                      else self._plugin_read(w, si, now))
             if start is None:
-                if not quiet and not w.holds:  # a storage that held the warp while refusing: a hold, not a stall
+                if w.holds:  # a storage that held the warp while refusing: a hold, not a stall
+                    self.held_on_read = True
+                elif not quiet:
                     self.sm.note_stall("collector_full")
                 return False
             dst = si.dst_mask
@@ -316,10 +336,39 @@ class IssueStage:
             self._issue_more(w, policy, si, now)
         return True
 
+    def stall(self, s: int, cycles: int, now: int) -> None:
+        """Scheduler `s` issues nothing in the `cycles` cycles after `now` (a plug-in's
+        stall_issue; overlapping stalls end at the latest end, they do not add)."""
+        end = now + 1 + cycles
+        if self.stall_until[s] <= now:   # none in force: a new one
+            self.stall_from[s] = now + 1
+            self.stall_until[s] = end
+        elif end > self.stall_until[s]:
+            self.stall_until[s] = end
+        self.stalled = True
+
+    def stall_end(self, now: int) -> int | None:
+        """The earliest cycle after `now` at which a scheduler's stall ends (None: none in force)."""
+        if not self.stalled:
+            return None
+        ends = [t for t in self.stall_until if t > now]
+        if not ends:
+            self.stalled = False
+            return None
+        return min(ends)
+
     def _plugin_read(self, w: Warp, si: StaticInstr, now: int) -> int | None:
-        """The operand-storage plug-in's try_read (an int cycle, or None: refused)."""
+        """The operand-storage plug-in's try_read (an int cycle > now, or None: refused)."""
         start = self.operands.try_read(w.view, si, now)
-        return None if start is None else int(start)
+        if start is None:
+            return None
+        c = as_cycle(start)
+        if c > now:
+            return c
+        from tlpsim.plugin_guard import bad_return
+
+        raise bad_return(self.operands, "try_read", f"must return None (refused) or the cycle the instruction may "
+                                                    f"start, an int > now ({now}); it returned {start!r}")
 
     def _result_bus(self, cycle: int, now: int) -> int:
         """The first cycle from `cycle` with a free result bus (GPGPU-Sim reserves one of
@@ -375,3 +424,20 @@ class IssueStage:
             if not self.try_issue(w.view, policy, now, True):
                 return
             used.add(unit)
+
+
+def _among(v: Any, cands: list[Any]) -> bool:
+    """Whether `v` is one of the candidate views (by identity: a policy returns one it was given)."""
+    for c in cands:
+        if c is v:
+            return True
+    return False
+
+
+def _bad_choice(policy: Any, method: str, v: Any, cands: list[Any]) -> Exception:
+    from tlpsim.plugin_guard import bad_return
+
+    what = (f"the warp in slot {v.slot}, which is not among this cycle's {len(cands)} candidates (finished, not "
+            "ready, held, or another scheduler's)") if hasattr(v, "slot") else f"{v!r} ({type(v).__name__})"
+    return bad_return(policy, method, f"must return one of the candidate WarpViews it was given (or None from "
+                                      f"choose: issue none); it returned {what}")

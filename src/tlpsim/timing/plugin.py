@@ -62,12 +62,31 @@ SM_POINTS = ("resource_allocator", "warp_scheduler", "operand_storage", "context
 GPU_POINTS = ("cta_scheduler", "monitor")
 
 
+#: how a counter becomes a launch's statistic (docs/plugins.md, "Counters")
+AGGREGATIONS = ("sum", "max", "mean")
+
+
 @dataclass(frozen=True)
 class Counter:
-    """A statistic a plug-in declares: its unit and what it counts."""
+    """A statistic a plug-in declares: its unit, what it counts, and how it is
+    aggregated into a launch's statistic:
+
+    - "sum" (default): an event count; the launch's value is its increase during
+      the launch, summed over the plug-in's instances (SMs), and runs sum launches;
+    - "max": a level the plug-in writes (registers in use, resident CTAs); the
+      launch's value is the highest level any instance wrote during the launch,
+      and a run's value the highest of its launches;
+    - "mean": a level; the launch's value is its mean over the launch's core cycles
+      (time-weighted: each value counts for the cycles until the next write),
+      averaged over instances; a run's value weights launches by their cycles."""
 
     unit: str
     description: str = ""
+    agg: str = "sum"
+
+    def __post_init__(self) -> None:
+        if self.agg not in AGGREGATIONS:
+            raise ConfigError(f"Counter agg must be one of {', '.join(AGGREGATIONS)}, got {self.agg!r}")
 
 
 @dataclass(frozen=True)
@@ -102,13 +121,20 @@ def _at(value: float | Mapping[str, float], node: str, what: str) -> float:
 
 class PluginCounts:
     """A plug-in's declared counters as plain attributes (`self.counts.spills += 1`);
-    setting an undeclared one raises."""
+    setting an undeclared one raises. Levels ("max", "mean" counters) are tracked as
+    they are written: their peak, and their integral over core cycles (`clock`)."""
 
-    __slots__ = ("_names", "_values")
+    __slots__ = ("_names", "_values", "_agg", "_peak", "_area", "_since", "_clock")
 
-    def __init__(self, declared: Mapping[str, Counter]) -> None:
+    def __init__(self, declared: Mapping[str, Counter], clock: Any = None) -> None:
         object.__setattr__(self, "_names", tuple(declared))
         object.__setattr__(self, "_values", {n: 0 for n in declared})
+        # only the levels: a "sum" counter's write costs one dict lookup more than before
+        object.__setattr__(self, "_agg", {n: c.agg for n, c in declared.items() if c.agg != "sum"})
+        object.__setattr__(self, "_peak", {n: 0 for n in self._agg})
+        object.__setattr__(self, "_area", {n: 0 for n in self._agg})
+        object.__setattr__(self, "_since", {n: 0 for n in self._agg})
+        object.__setattr__(self, "_clock", clock)
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -118,9 +144,21 @@ class PluginCounts:
                 from None
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name not in self._values:
+        values = self._values
+        if name not in values:
             raise AttributeError(f"no counter '{name}' is declared (declared: {', '.join(self._names) or 'none'})")
-        self._values[name] = value
+        agg = self._agg.get(name)
+        if agg is not None:
+            if value > self._peak[name]:
+                self._peak[name] = value
+            if agg == "mean":
+                now = self._now()
+                self._area[name] += values[name] * (now - self._since[name])
+                self._since[name] = now
+        values[name] = value
+
+    def _now(self) -> int:
+        return int(self._clock()) if self._clock is not None else 0
 
     def add(self, name: str, n: int | float = 1) -> None:
         setattr(self, name, getattr(self, name) + n)
@@ -128,6 +166,21 @@ class PluginCounts:
     def as_dict(self) -> dict[str, int | float]:
         return dict(self._values)
 
+    def aggregated(self) -> dict[str, int | float]:
+        """What a launch's statistic is made of: "sum" counters' values, "max" counters'
+        peaks since `mark()`, "mean" counters' integrals (value x core cycles) up to now."""
+        out = dict(self._values)
+        if self._agg:
+            now = self._now()
+            for n, agg in self._agg.items():
+                out[n] = self._peak[n] if agg == "max" else \
+                    self._area[n] + self._values[n] * (now - self._since[n])
+        return out
+
+    def mark(self) -> None:
+        """A launch starts: peaks restart from the current levels."""
+        for n in self._agg:
+            self._peak[n] = self._values[n]
 
 class Plugin:
     """Common base of every extension point's interface.
@@ -137,7 +190,8 @@ class Plugin:
     - `Params`: a dataclass or pydantic model of its parameters (None: none);
     - `events`: names from `EVENTS` it subscribes to (define `on_<event>` for each);
     - `counters`: {name: Counter} — its statistics, reported per launch (summed over
-      instances) in the stats record, results DB, console and HTML report;
+      instances, or a level's peak or mean: `Counter.agg`) in the stats record,
+      results DB, console and HTML report;
     - `energy`: {name: EnergyStructure} — structures it adds to the energy model;
       count accesses with `port.count_energy(name, n)`;
     - `structures`: {name: instances per SM} — structures of the node's energy table
@@ -163,7 +217,12 @@ class Plugin:
         # the builder binds port and config before __init__; a plug-in built by hand gets them here
         self.port: Any = context.get("port", getattr(self, "port", None))
         self.config: Any = context.get("config", getattr(self, "config", None))
-        self.counts = PluginCounts(type(self).counters)
+        self.counts = PluginCounts(type(self).counters, self._clock)
+
+    def _clock(self) -> int:
+        """The core cycle, for the counters' time-weighted levels (0 before a port is bound)."""
+        port = getattr(self, "port", None)
+        return port.now() if port is not None else 0
 
     def watches(self, instr: Any) -> bool:
         """Whether `on_instr_issued` wants this static instruction (decided once per kernel)."""
@@ -201,9 +260,15 @@ def check_declarations(cls: type, where: str) -> None:
 
 
 def counts_of(obj: Any) -> dict[str, int | float]:
-    """A plug-in instance's counter values ({} for objects without declared counters)."""
+    """A plug-in instance's counters as a launch's statistic is made of them
+    (`PluginCounts.aggregated`; {} for objects without declared counters)."""
     c = getattr(obj, "counts", None)
-    return c.as_dict() if isinstance(c, PluginCounts) else {}
+    return c.aggregated() if isinstance(c, PluginCounts) else {}
+
+
+def aggregations_of(obj: Any) -> dict[str, str]:
+    """{counter: "sum" | "max" | "mean"} of a plug-in instance's declared counters."""
+    return {n: c.agg for n, c in (getattr(type(obj), "counters", {}) or {}).items()}
 
 
 def plugin_key(cls: type) -> str:
@@ -245,5 +310,6 @@ def construct(cls: type, params: Any, context: Mapping[str, Any]) -> Any:
     return obj
 
 
-__all__ = ["BLOCK_REASONS", "Counter", "EVENTS", "EnergyStructure", "GPU_POINTS", "HOLD_BITS", "Plugin",
-           "PluginCounts", "SM_POINTS", "check_declarations", "construct", "counts_of", "plugin_key"]
+__all__ = ["AGGREGATIONS", "BLOCK_REASONS", "Counter", "EVENTS", "EnergyStructure", "GPU_POINTS", "HOLD_BITS", "Plugin",
+           "PluginCounts", "SM_POINTS", "aggregations_of", "check_declarations", "construct", "counts_of",
+           "plugin_key"]

@@ -313,6 +313,18 @@ class SMPort:
         units.hold_lanes(sched, unit, lanes, now + cycles)
         return now
 
+    def stall_issue(self, sched: int, cycles: int = 1) -> None:
+        """Warp scheduler `sched` issues nothing in the next `cycles` cycles (after the
+        current one): e.g. a checker whose replay queue is full. Overlapping stalls end
+        at the latest end; they do not add up. The stalled cycles count as issue
+        stalls (reason "issue_stalled")."""
+        if not 0 <= sched < self._sm.p.n_schedulers:
+            raise PortError(f"stall_issue: SM {self._sm.id} has warp schedulers 0..{self._sm.p.n_schedulers - 1}, "
+                            f"not {sched}")
+        if cycles <= 0:
+            raise PortError(f"stall_issue: cycles must be positive, got {cycles}")
+        self._sm.issue.stall(sched, int(cycles), self.now())
+
     def delay_writeback(self, cycles: int) -> None:
         """From `on_instr_issued`: write the issued ALU instruction's result `cycles`
         later (a dependent instruction waits, e.g. for a redundant check)."""

@@ -107,6 +107,9 @@ class Slots:
             cta.view.grant = grant
             self.ctas[slot] = cta
             self.n_ctas += 1
+            st = self.stats
+            if self.n_ctas > st.peak_resident_ctas:
+                st.peak_resident_ctas = self.n_ctas
             n_now = min(n_now, len(self.warps) - self.n_warps)
             cta.waiting = list(range(n_now, wpc))
             cta.live = len(cta.waiting)
@@ -132,6 +135,9 @@ class Slots:
         self.age += 1
         self.warps[ws] = w
         self.n_warps += 1
+        st = self.stats
+        if self.n_warps > st.peak_resident_warps:
+            st.peak_resident_warps = self.n_warps
         cta.warps.append(w)
         cta.view.warps.append(w.view)
         if not w.done:

@@ -244,6 +244,9 @@ class SM(Component):
                         structural = True
             refusals = ops.collector_full - refused0
         self.last_refusals = refusals
+        if issue.held_on_read:
+            issue.held_on_read = False
+            progress = True
         # 4. fetch
         if self.fetch.tick(slots.warps, now):
             progress = True
@@ -324,6 +327,9 @@ class SM(Component):
         if ev is not None:
             times.append(ev)
         ev = self.ldst.next_event(now)
+        if ev is not None:
+            times.append(ev)
+        ev = self.issue.stall_end(now)
         if ev is not None:
             times.append(ev)
         return min(times) if times else None  # blocked on the LD/ST unit: its reply or queue slot wakes us

@@ -52,6 +52,10 @@ class SMStats:
     opclass_insts: dict[str, int] = field(default_factory=dict)
     resident_warp_cycles: int = 0  # sum over cycles of resident warps (for average occupancy)
     resident_cta_cycles: int = 0
+    # most CTAs / warps resident at once since the launch started (an allocator may admit
+    # more than the occupancy limit); not deltas: reset to the current level when a launch starts
+    peak_resident_ctas: int = 0
+    peak_resident_warps: int = 0
 
     def add_stall(self, reason: str, n: int = 1) -> None:
         self.stall_reasons[reason] = self.stall_reasons.get(reason, 0) + n
@@ -168,12 +172,17 @@ class LaunchStats:
     avg_resident_ctas: float
     ctas_per_sm_limit: int
     limited_by: str
+    # most CTAs / warps resident at once on one SM during the launch (above the limit when
+    # a resource allocator admits more than the baseline would)
+    peak_resident_ctas: int = 0
+    peak_resident_warps: int = 0
     timeline: dict = field(default_factory=dict)   # sampled series
     components: dict = field(default_factory=dict)  # raw counters of memory-side components
     wall_seconds: float = 0.0
     energy: EnergyStats | None = None               # activity-based energy (power.enabled)
     plugins: dict = field(default_factory=dict)     # plug-in counters: {"point.name": {counter: value}}
     plugin_units: dict = field(default_factory=dict)  # {"point.name": {counter: unit}}
+    plugin_aggs: dict = field(default_factory=dict)   # {"point.name": {counter: "max" | "mean"}} (levels, not sums)
     # core cycles (of the session's clock) of the launch's first CTA dispatch and last
     # CTA retirement: concurrent launches overlap, so their makespan is max(last) - min(first) + 1
     first_cycle: int = -1

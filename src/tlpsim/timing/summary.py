@@ -3,6 +3,7 @@ SM and memory-system counters, derived rates and GPUDuet-style utilisations."""
 
 from __future__ import annotations
 
+from tlpsim.timing.builder import sm_limits
 from tlpsim.timing.occupancy import occupancy
 from tlpsim.timing.stats import CYCLE_CLASSES, EnergyInputs, LaunchStats, Utilisation
 
@@ -30,11 +31,37 @@ def _cycles_in(gpu, domain, core_cycles: int) -> int:
     return max(core_cycles * gpu.core.period_fs // domain.period_fs, 1)
 
 
+def _plugin_stats(gpu, base: dict, span: int) -> dict:
+    """The plug-ins' counters of a launch (`Counter.agg`): sums' increase since `base`,
+    "max" counters' peak since the batch started, "mean" counters' integral over the
+    `span` core cycles since then, per cycle and per instance."""
+    aggs = gpu.plugin_aggs()
+    insts = gpu.plugin_instances()
+    out = {}
+    for key, vals in gpu.plugin_counts().items():
+        before = base.get(key, {})
+        levels = aggs.get(key, {})
+        mine = {}
+        for n, v in vals.items():
+            agg = levels.get(n, "sum")
+            if agg == "max":
+                mine[n] = v
+            elif agg == "mean":
+                mine[n] = (v - before.get(n, 0)) / (span * insts.get(key, 1))
+            else:
+                mine[n] = _delta(v, before.get(n, 0))
+        out[key] = mine
+    return out
+
+
 def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchStats:
     """Statistics of `run`, measured from the counters snapshot `base` taken when it was queued."""
     now = gpu.core.cycle_at(gpu.engine.now)
     cycles = max(run.t_end - max(run.t_start, start_cycle), 0) + 1 if run.t_end >= 0 else now - start_cycle
     per_sm = [_delta(sm.collect(), base["sm"][k]) for k, sm in enumerate(gpu.sms)]
+    for s, sm in zip(per_sm, gpu.sms):  # peaks are levels, not deltas
+        s["peak_resident_ctas"] = sm.stats.peak_resident_ctas
+        s["peak_resident_warps"] = sm.stats.peak_resident_warps
     mem = _delta(gpu.mem.counters(), base["mem"])
     warp_insts = run.warp_insts       # this launch's own (SM counters mix concurrent launches)
     thread_insts = run.thread_insts
@@ -57,7 +84,8 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchS
         icnt_down=_ratio(mem["icnt_down_flits"], _cycles_in(gpu, gpu.icnt_dom, cycles) * n_sms * SUSTAINABLE),
         dram=_ratio(mem["dram_busy_cycles"], _cycles_in(gpu, gpu.dram_dom, cycles) * gpu.mem.n_parts),
     )
-    occ = occupancy(gpu.sms[0].allocator.limits, run.kres.regs_per_thread, run.kres.smem_per_cta,
+    # the baseline's occupancy on the configured SM (an allocator may keep more resident: peak_resident_*)
+    occ = occupancy(sm_limits(cfg), run.kres.regs_per_thread, run.kres.smem_per_cta,
                     run.kres.threads_per_cta, cfg.gpu.max_ctas_per_sm)
     energy = None
     if cfg.power.enabled and gpu.energy_model is not None:
@@ -78,7 +106,7 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchS
             cycles, per_sm, parts, mem, run.kres.regs_per_thread, run.kres.threads_per_cta, run.kres.smem_per_cta,
             bool(ops.gates_subarrays), structures, {k: v for k, v in plugin_energy.items() if v},
             declared))
-    plugins = {key: _delta(vals, base.get("plugins", {}).get(key, {})) for key, vals in gpu.plugin_counts().items()}
+    plugins = _plugin_stats(gpu, base.get("plugins", {}), max(now - start_cycle, 1))
     l2_acc = mem.get("l2_accesses", 0)
     l2_hits = mem.get("l2_hits", 0)
     rows = mem.get("dram_row_hits", 0) + mem.get("dram_row_misses", 0)
@@ -93,8 +121,10 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchS
         dram_row_hit_rate=_ratio(mem.get("dram_row_hits", 0), rows),
         avg_resident_warps=_ratio(resident, busy_cycles),
         avg_resident_ctas=_ratio(sum(s["resident_cta_cycles"] for s in per_sm), busy_cycles),
-        ctas_per_sm_limit=occ.ctas, limited_by=occ.limiter, components=mem, wall_seconds=wall, energy=energy,
-        plugins=plugins, plugin_units=gpu.plugin_units(),
+        ctas_per_sm_limit=occ.ctas, limited_by=occ.limiter,
+        peak_resident_ctas=max((s["peak_resident_ctas"] for s in per_sm), default=0),
+        peak_resident_warps=max((s["peak_resident_warps"] for s in per_sm), default=0), components=mem, wall_seconds=wall, energy=energy,
+        plugins=plugins, plugin_units=gpu.plugin_units(), plugin_aggs=gpu.plugin_aggs(),
         timeline=gpu.timeline.series(max(run.t_start, start_cycle), run.t_end if run.t_end >= 0 else now),
         first_cycle=max(run.t_start, start_cycle), last_cycle=run.t_end,
         avg_mem_latency=_ratio(sum(s["mem_latency_sector_cycles"] for s in per_sm),

@@ -11,6 +11,7 @@ then. Entries hold the warp object, so a slot reused by a new warp is safe.
 from __future__ import annotations
 
 from heapq import heappop, heappush
+from operator import index
 from typing import TYPE_CHECKING, Any, Final
 
 from tlpsim.timing.regbanks import RegisterBanks
@@ -65,7 +66,7 @@ class Writeback:
                 if banks is not None:
                     t = banks.write(w.slot, w.sched, si.dst_regs, now)
                 else:
-                    t = operands.write(w.view, si, now)
+                    t = self._plugin_write(w, si, now)
                 if t > now:  # the write itself completes later: registers stay pending
                     self.schedule(w, si, t, flags | WRITTEN, pos)
                     continue
@@ -81,3 +82,25 @@ class Writeback:
                 for h in handlers:
                     h(w.view, si, vc, now)
         return progress
+
+    def _plugin_write(self, w: Warp, si: Any, now: int) -> int:
+        """The operand-storage plug-in's write: the cycle the write completes (an int >= now)."""
+        t = self.operands.write(w.view, si, now)
+        c = as_cycle(t)
+        if c >= now:
+            return c
+        from tlpsim.plugin_guard import bad_return
+
+        raise bad_return(self.operands, "write", f"must return the cycle the write completes, an int >= now "
+                                                 f"({now}); it returned {t!r}")
+
+
+
+def as_cycle(value: Any) -> int:
+    """`value` as a cycle (an int, or an integer type such as NumPy's); -1 when it is not one."""
+    if isinstance(value, bool):
+        return -1
+    try:
+        return index(value)
+    except TypeError:
+        return -1
