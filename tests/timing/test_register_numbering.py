@@ -8,7 +8,7 @@ import pytest
 
 import tlpsim
 from tlpsim.config.loader import list_presets, load_config
-from tlpsim.errors import ConfigError
+from tlpsim.errors import ConfigError, KernelError
 from tlpsim.policies.checker.base import ExecutionChecker
 from tlpsim.session import register_numbering, rf_bank_period
 from tlpsim.timing.builder import latency_tables, sm_limits
@@ -114,3 +114,13 @@ def test_kernel_info_carries_both_counts(plugin, mode):
     # the RF's size sets occupancy: 48 registers x 256 threads allow 2 CTAs of the GTX480's
     # 32768 registers; 24 (22 rounded up to 4) allow 5
     assert result.launches[0].stats.ctas_per_sm_limit == (2 if mode == "ptxas" else 5)
+
+
+def test_an_allocation_that_never_fits_says_why():
+    # fermi_dmr's 16384 registers hold a 256-thread CTA of ptxas's 62 registers, not of
+    # the 74 the packed allocation of kmeans_assign needs
+    with tlpsim.Device(mode="timing", config="fermi_dmr", trace_cache=False):
+        with pytest.raises(KernelError, match=r"kernel kmeans_assign never fits on an SM \(limited by regs: 74 "
+                                              r"regs/thread.*allocation needs 74 registers/thread, more than "
+                                              r"ptxas's 62, and nothing is spilled \(sm.register_count\)"):
+            load_workloads()["kmeans"].execute("tiny")

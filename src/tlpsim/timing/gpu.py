@@ -213,8 +213,12 @@ class GPU:
         lim = self.sms[0].allocator
         if not lim.fits(run.kres) and not any(sm.n_ctas for sm in self.sms):
             occ = occupancy(lim.limits, regs_per_thread, smem_per_cta, tpc)
+            why = ""
+            if registers is not None and regs_per_thread > registers.compiler_regs:
+                why = (f"; the analyses' allocation needs {regs_per_thread} registers/thread, more than ptxas's "
+                       f"{registers.compiler_regs}, and nothing is spilled (sm.register_count)")
             raise KernelError(f"a CTA of kernel {run.name} never fits on an SM (limited by {occ.limiter}: "
-                              f"{regs_per_thread} regs/thread, {smem_per_cta} B shared, {tpc} threads)")
+                              f"{regs_per_thread} regs/thread, {smem_per_cta} B shared, {tpc} threads){why}")
         counts = ((registers.compiler_regs, registers.allocation_regs, registers.sized_by) if registers is not None
                   else (regs_per_thread, static.n_regs, "ptxas"))  # the caller's count, as given
         run.info = KernelInfo(run.kid, run.name, stream, tuple(trace.grid), tuple(trace.block), run.n_ctas,
