@@ -73,6 +73,7 @@ class AnalyzedKernel:
     budget: tuple[int, int] | None = None  # (registers, banks) of within(); None: the packed allocation
     packed: AnalyzedKernel | None = field(default=None, repr=False)  # the packed kernel this one renumbers
     _cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+    _numbered: dict[tuple[int, int], AnalyzedKernel] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -82,10 +83,10 @@ class AnalyzedKernel:
         """This kernel with its values spread over ``n_regs`` physical registers (or the
         packed count when that is larger), bank-aware for ``n_banks`` banks; cached."""
         root = self.packed or self
-        key = f"within:{n_regs}:{n_banks}"
-        if key not in root._cache:
-            root._cache[key] = AnalyzedKernel(self.module, self.kernel, self.fn, (n_regs, n_banks), root)
-        return root._cache[key]
+        key = (n_regs, n_banks)
+        if key not in root._numbered:
+            root._numbered[key] = AnalyzedKernel(self.module, self.kernel, self.fn, key, root)
+        return root._numbered[key]
 
     @property
     def packed_allocation(self):
