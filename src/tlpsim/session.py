@@ -77,7 +77,9 @@ class TimingSession:
         self.config = load_config(config) if isinstance(config, str) else config
         self.gpu = build_gpu(self.config, dense=dense)
         self.tables = latency_tables(self.config)
-        self._static: dict[tuple[int, int], tuple[StaticKernel, RegisterNumbering]] = {}
+        # per (kernel, compiler count): its per-instruction facts and register numbering
+        self._static: dict[tuple[int, int], StaticKernel] = {}
+        self._numbering: dict[tuple[int, int], RegisterNumbering] = {}
 
     def host_copy(self, address: int, nbytes: int) -> None:
         """A host-to-device copy: with l2.memcpy_fills, its lines become valid in the L2
@@ -111,11 +113,11 @@ class TimingSession:
             fn, space_of, trace, regs, smem, stream = item[:6]
             analyzed = item[6] if len(item) > 6 else None
             key = (id(fn), regs)
-            have = self._static.get(key)
-            if have is None:
-                num = register_numbering(self.config, fn, regs, analyzed)
-                sk = StaticKernel(fn, self.tables, space_of, analyzed=num.analyzed, allocation=num.allocation)
-                have = self._static[key] = (sk, num)
-            sk, num = have
+            sk = self._static.get(key)
+            if sk is None:
+                num = self._numbering[key] = register_numbering(self.config, fn, regs, analyzed)
+                sk = self._static[key] = StaticKernel(fn, self.tables, space_of, analyzed=num.analyzed,
+                                                      allocation=num.allocation)
+            num = self._numbering[key]
             self.gpu.launch(sk, trace, num.rf_regs, smem, stream, registers=num)
         return self.gpu.run(self.config.monitor.watchdog_cycles)
