@@ -238,7 +238,7 @@ def workloads_cmd(preset: str, as_json: bool, markdown: bool) -> None:
                                "coverage": cat.coverage(rows)}, indent=2))
         return
     table(("workload", "kernel", "grid", "CTA", "regs", "smem B", "CTAs/SM", "limited by"),
-           [[r.workload, r.kernel, "x".join(map(str, r.grid)), "x".join(map(str, r.block)), r.registers,
+           [[r.workload, r.kernel, "x".join(map(str, r.grid)), "x".join(map(str, r.block)), r.regs_cell,
              r.shared_bytes, r.ctas_per_sm, r.limited_by] for r in rows])
     click.echo("")
     for what, wls in cat.coverage(rows).items():

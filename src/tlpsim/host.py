@@ -185,6 +185,13 @@ class Device:
             self._globals[key] = addrs
         return addrs
 
+    def analyzed_kernel(self, mangled: str):
+        """The AnalyzedKernel of kernel `mangled` as this device compiled it (None if it did not)."""
+        for ck in self._compiled.values():
+            if ck.source.name == mangled:
+                return ck.analyzed
+        return None
+
     def compiled(self, module: Module, kernel: Function) -> CompiledKernel:
         key = (id(module), kernel.name)
         ck = self._compiled.get(key)

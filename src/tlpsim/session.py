@@ -10,6 +10,7 @@ functional model."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from tlpsim.config.loader import load_config
@@ -18,7 +19,46 @@ from tlpsim.timing.builder import latency_tables
 from tlpsim.timing.gpu import GPU
 from tlpsim.timing.static import StaticKernel
 
-__all__ = ["TimingSession", "build_gpu"]
+__all__ = ["RegisterNumbering", "TimingSession", "build_gpu", "register_numbering"]
+
+
+@dataclass(frozen=True)
+class RegisterNumbering:
+    """How one kernel's registers are numbered and how many the register file reserves."""
+
+    compiler_regs: int    # ptxas's per-thread count (or the launch's resources override)
+    allocation_regs: int  # the analyses' packed allocation (fewest registers)
+    rf_regs: int          # per-thread registers the RF reserves = highest register named + 1
+    sized_by: str         # which count rf_regs is: "ptxas" or "allocation"
+    allocation: Any       # analysis.regalloc.Allocation: the physical registers instructions name
+    analyzed: Any = None  # analysis.analyzed.AnalyzedKernel on those names (None without one)
+
+
+def rf_bank_period(sm: Any) -> int:
+    """Banks one warp's registers rotate through (registers r and r + this share a bank):
+    the RF's banks, or one scheduler's share of them in the sub-core model."""
+    return sm.rf_banks // sm.n_schedulers if sm.sub_core_model else sm.rf_banks
+
+
+def register_numbering(config: Any, fn: Any, compiler_regs: int, analyzed: Any = None) -> RegisterNumbering:
+    """The numbering `sm.register_count` chooses for kernel `fn` (flattened) whose compiler
+    count is `compiler_regs`: 'ptxas' spreads the values over max(compiler, packed)
+    registers, bank-aware; 'allocation' keeps the packed allocation and sizes the RF by it."""
+    from tlpsim.analysis.regalloc import allocate
+
+    packed = analyzed.packed_allocation if analyzed is not None else allocate(fn)
+    if config.sm.register_count == "allocation":
+        return RegisterNumbering(compiler_regs, packed.n_regs, packed.n_regs, "allocation", packed, analyzed)
+    banks = rf_bank_period(config.sm)
+    if analyzed is not None:
+        analyzed = analyzed.within(compiler_regs, banks)
+        alloc = analyzed.allocation
+    else:
+        from tlpsim.analysis.spread import spread_allocation
+
+        alloc = spread_allocation(fn, compiler_regs, banks, packed=packed)
+    return RegisterNumbering(compiler_regs, packed.n_regs, alloc.n_regs,
+                             "ptxas" if alloc.n_regs == compiler_regs else "allocation", alloc, analyzed)
 
 
 def build_gpu(config: Any, dense: bool = False) -> GPU:
@@ -47,7 +87,9 @@ class TimingSession:
         self.config = load_config(config) if isinstance(config, str) else config
         self.gpu = build_gpu(self.config, dense=dense)
         self.tables = latency_tables(self.config)
-        self._static: dict[int, StaticKernel] = {}
+        # per (kernel, compiler count): its per-instruction facts and register numbering
+        self._static: dict[tuple[int, int], StaticKernel] = {}
+        self._numbering: dict[tuple[int, int], RegisterNumbering] = {}
 
     def host_copy(self, address: int, nbytes: int) -> None:
         """A host-to-device copy: with l2.memcpy_fills, its lines become valid in the L2
@@ -70,7 +112,9 @@ class TimingSession:
         streams concurrently (sharing SMs as the CTA scheduler decides). Each item is
         (fn, space_of, trace, regs_per_thread, smem_per_cta, stream[, analyzed]) —
         `analyzed`, the launch's AnalyzedKernel, gives the timing model its physical
-        registers and liveness."""
+        registers and liveness; `regs_per_thread` is the compiler's count, which
+        `sm.register_count` turns into the numbering and the RF's per-thread count
+        (`register_numbering`)."""
         for sm in self.gpu.sms:
             for port in (sm.ldst.l1d, sm.ldst.l1c):
                 if port is not None:
@@ -80,8 +124,12 @@ class TimingSession:
             for item in launches:
                 fn, space_of, trace, regs, smem, stream = item[:6]
                 analyzed = item[6] if len(item) > 6 else None
-                sk = self._static.get(id(fn))
+                key = (id(fn), regs)
+                sk = self._static.get(key)
                 if sk is None:
-                    sk = self._static[id(fn)] = StaticKernel(fn, self.tables, space_of, analyzed=analyzed)
-                self.gpu.launch(sk, trace, regs, smem, stream)
+                    num = self._numbering[key] = register_numbering(self.config, fn, regs, analyzed)
+                    sk = self._static[key] = StaticKernel(fn, self.tables, space_of, analyzed=num.analyzed,
+                                                          allocation=num.allocation)
+                num = self._numbering[key]
+                self.gpu.launch(sk, trace, num.rf_regs, smem, stream, registers=num)
             return self.gpu.run(self.config.monitor.watchdog_cycles)

@@ -88,14 +88,15 @@ def test_lcs_like_throttle_holds_dispatch_at_floor_of_sum_over_max():
 
 def test_expars_like_storage_charges_scratchpad_cycles_for_high_registers():
     base = _run("straight", 32, {})
-    same = _run("straight", 32, {"sm.operand_storage": {"impl": "contract_expars", "threshold": 5}})
-    assert same.stats.cycles == base.stats.cycles             # no register >= 5: the baseline exactly
+    same = _run("straight", 32, {"sm.operand_storage": {"impl": "contract_expars", "threshold": 8}})
+    assert same.stats.cycles == base.stats.cycles             # ptxas's 8 registers: none >= 8, the baseline exactly
     assert _counts(same, "operand_storage.contract_expars") == {"spm_reads": 0, "spm_writes": 0, "spm_cycles": 0}
     rec = _run("straight", 32, {"sm.operand_storage": {"impl": "contract_expars", "threshold": 3,
                                                        "cycles_per_access": 4}})
-    # reads of registers >= 3: pc3 (3), pc4 (4,3), pc7 (3), pc8 (4) = 5; writes: pc2 (3), pc3 (4),
-    # pc4 (4), pc6 (3) = 4; each 4 bank cycles
-    assert _counts(rec, "operand_storage.contract_expars") == {"spm_reads": 5, "spm_writes": 4, "spm_cycles": 36}
+    # registers spread over ptxas's 8: %rd1 0-1, %r1 2, %r2 3, %r3 4, %r4 5, %rd2 6-7, %rd3 0-1.
+    # Reads of registers >= 3: pc3 (3), pc4 (4,3), pc7 (6,7), pc8 (6,7,5) = 8; writes: pc2 (3),
+    # pc3 (4), pc4 (5), pc5 (6,7), pc7 (6,7) = 7; each 4 bank cycles
+    assert _counts(rec, "operand_storage.contract_expars") == {"spm_reads": 8, "spm_writes": 7, "spm_cycles": 60}
     assert rec.stats.cycles > base.stats.cycles
 
 
@@ -133,20 +134,25 @@ def test_regless_like_storage_holds_warps_until_their_region_is_staged(issue_log
 
 def test_rfv_like_pool_allocates_at_writes_and_frees_at_release_points():
     base = _run("straight", 32, {})
-    for pool in (256, 5):
+    for pool in (256, 6):
         rec = _run("straight", 32, {"sm.operand_storage": {"impl": "contract_rfv", "pool_entries": pool}})
-        # allocations: pc0 (0,1), pc1 (2), pc2 (3), pc3 (4), pc6 (3 again: freed after pc4) = 6;
-        # releases 3 + 2,3 + 0,1,4 = 6; at most 5 mapped (after pc3); nothing left at exit
+        # registers spread over ptxas's 8: %rd1 0-1, %r1 2, %r2 3, %r3 4, %r4 5, %rd2 6-7, %rd3 0-1.
+        # allocations: pc0 (0,1), pc1 (2), pc2 (3), pc3 (4), pc4 (5), pc5 (6,7), pc6 (0,1: freed after
+        # pc5) = 10; releases 3,4 + 0,1 + 2 + 0,1 + 5,6,7 = 10; at most 6 mapped (pc4 maps 5 before
+        # freeing 3 and 4); nothing left at exit
         assert _counts(rec, "operand_storage.contract_rfv") == {
-            "allocations": 6, "releases": 6, "peak_entries": 5, "waits": 0, "freed_at_exit": 0}
+            "allocations": 10, "releases": 10, "peak_entries": 6, "waits": 0, "freed_at_exit": 0}
         assert rec.stats.cycles == base.stats.cycles           # the pool never runs short
-    # two warps in 9 entries: one waits at pc3 (its fifth register) until the other frees 3 after pc4
-    two = _run("straight", 64, {"sm.operand_storage": {"impl": "contract_rfv", "pool_entries": 9}})
+    with pytest.raises(TlpsimError, match="warp"):            # 5 entries cannot hold pc4's six registers
+        _run("straight", 32, {"sm.operand_storage": {"impl": "contract_rfv", "pool_entries": 5},
+                              "monitor.watchdog_cycles": 2000})
+    # the packed numbering (sm.register_count = allocation), where pc4 writes the register pc3's
+    # result frees: two warps in 9 entries, one waits at pc3 (its fifth register) until the
+    # other frees 3 after pc4
+    two = _run("straight", 64, {"sm.operand_storage": {"impl": "contract_rfv", "pool_entries": 9},
+                                "sm.register_count": "allocation"})
     c = _counts(two, "operand_storage.contract_rfv")
     assert c["allocations"] == c["releases"] == 12 and c["peak_entries"] == 9 and c["waits"] > 0
-    with pytest.raises(TlpsimError, match="warp"):            # 4 entries cannot hold pc3's five registers
-        _run("straight", 32, {"sm.operand_storage": {"impl": "contract_rfv", "pool_entries": 4},
-                              "monitor.watchdog_cycles": 2000})
 
 
 def test_duet_like_switcher_moves_live_registers_of_memory_blocked_warps(issue_log):

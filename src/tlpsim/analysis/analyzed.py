@@ -17,6 +17,14 @@ Analyses are looked up by name in a registry.  Built in: ``liveness``
 
 Accessing ``ak.regions`` imports the module (which registers the provider) the
 first time; without a provider it raises ``NotImplementedError``.
+
+Register numbering: ``analyze()`` gives the analyses' packed allocation (the
+fewest registers).  ``ak.within(n_regs, n_banks)`` is the same kernel numbered
+as the hardware holds it -- values spread bank-aware over the compiler's
+``n_regs`` registers (:mod:`tlpsim.analysis.spread`) -- and every analysis that
+derives from the allocation (``allocation``, ``weights``, ``switch_points``,
+``regions``, ``bundles``, ``release_points``) is computed on those names; the
+liveness results are shared with the packed kernel.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from tlpsim.frontend.ir import Function, Module
 __all__ = ["AnalyzedKernel", "analyze", "register_analysis", "registered_analyses"]
 
 _PROVIDERS: dict[str, Callable[[AnalyzedKernel], Any]] = {}
+_NUMBERING_FREE = ("liveness", "standard_liveness")  # results that do not depend on the register numbering
 _PROVIDER_MODULES = {  # where a not-yet-registered analysis lives
     "regions": "tlpsim.analysis.regions",
     "bundles": "tlpsim.analysis.bundles",
@@ -61,14 +70,33 @@ class AnalyzedKernel:
     module: Module
     kernel: Function  # as parsed
     fn: Function  # flattened: what the simulator executes and the analyses describe
+    budget: tuple[int, int] | None = None  # (registers, banks) of within(); None: the packed allocation
+    packed: AnalyzedKernel | None = field(default=None, repr=False)  # the packed kernel this one renumbers
     _cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+    _numbered: dict[tuple[int, int], AnalyzedKernel] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def name(self) -> str:
         return self.kernel.name
 
+    def within(self, n_regs: int, n_banks: int) -> AnalyzedKernel:
+        """This kernel with its values spread over ``n_regs`` physical registers (or the
+        packed count when that is larger), bank-aware for ``n_banks`` banks; cached."""
+        root = self.packed or self
+        key = (n_regs, n_banks)
+        if key not in root._numbered:
+            root._numbered[key] = AnalyzedKernel(self.module, self.kernel, self.fn, key, root)
+        return root._numbered[key]
+
+    @property
+    def packed_allocation(self):
+        """The analyses' packed allocation (fewest registers), whatever this kernel's numbering."""
+        return (self.packed or self).allocation
+
     def get(self, name: str) -> Any:
         """The result of analysis ``name``, computed once."""
+        if self.packed is not None and name in _NUMBERING_FREE:
+            return self.packed.get(name)
         if name not in self._cache:
             provider = _PROVIDERS.get(name)
             if provider is None and name in _PROVIDER_MODULES:
@@ -157,7 +185,11 @@ def _standard_liveness(ak: AnalyzedKernel):
 def _allocation(ak: AnalyzedKernel):
     from tlpsim.analysis.regalloc import allocate
 
-    return allocate(ak.fn)
+    if ak.budget is None or ak.packed is None:
+        return allocate(ak.fn)
+    from tlpsim.analysis.spread import spread_allocation
+
+    return spread_allocation(ak.fn, ak.budget[0], ak.budget[1], packed=ak.packed.allocation)
 
 
 @register_analysis("weights")

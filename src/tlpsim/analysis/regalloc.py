@@ -250,6 +250,7 @@ def allocate(fn: Function, live: Liveness | None = None) -> Allocation:
                        max(live.pressure_profile, default=0), how)
     if default:
         fn.analyses["regalloc"] = alloc
+        fn.analyses["interference"] = g  # spread_allocation starts from the same graph
     return alloc
 
 

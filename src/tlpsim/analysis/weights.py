@@ -34,7 +34,7 @@ from tlpsim.analysis.liveness import def_use, register_units
 from tlpsim.analysis.regalloc import Allocation, allocate
 from tlpsim.frontend.ir import Function
 
-__all__ = ["RegisterWeights", "reference_weights", "register_weights"]
+__all__ = ["RegisterWeights", "block_weights", "reference_weights", "register_weights"]
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,9 @@ class RegisterWeights:
         return self.coverage[max(0, min(start_reg, len(self.coverage) - 1))]
 
 
-def _block_weights(fn: Function, loop_weight: float, trip_counts: Mapping[int, float] | None) -> dict[int, float]:
+def block_weights(fn: Function, loop_weight: float = 10.0,
+                  trip_counts: Mapping[int, float] | None = None) -> dict[int, float]:
+    """Estimated executions of each block: the product of its enclosing loops' trip counts."""
     cfg = kernel_cfg(fn)
     loops = cfg.loops()
     w: dict[int, float] = {}
@@ -77,7 +79,7 @@ def reference_weights(fn: Function, loop_weight: float = 10.0,
                       trip_counts: Mapping[int, float] | None = None) -> Mapping[str, float]:
     """Weighted reference count of every RF register ``fn`` references (unreachable code weighs 0)."""
     units = register_units(fn)
-    bw = _block_weights(fn, loop_weight, trip_counts)
+    bw = block_weights(fn, loop_weight, trip_counts)
     out: dict[str, float] = {}
     for ins, d in zip(fn.instructions, def_use(fn)):
         w = bw[ins.block]

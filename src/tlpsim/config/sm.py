@@ -19,6 +19,8 @@ Defaults are GPGPU-Sim's GTX480 (Fermi) values, so `SMConfig()` is a Fermi SM.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from tlpsim.config.base import Section, is_pow2
 from tlpsim.config.policy import PolicyChoice
 from tlpsim.config.types import Bytes, field
@@ -198,6 +200,12 @@ class SMConfig(Section):
     register_alloc_granularity: Int = field(4, "registers per thread are rounded up to a multiple of this "
                                                "when allocating (GPGPU-Sim: 4)", unit="registers/thread",
                                             ge=1, le=256)
+    register_count: Literal["ptxas", "allocation"] = field(
+        "ptxas", "which per-thread register count sizes a kernel's register-file allocation and numbers the "
+                 "registers instructions name: 'ptxas' = the compiler's count (the larger of it and the analyses' "
+                 "packed allocation when that needs more), values spread over it bank-aware as a production "
+                 "allocator does; 'allocation' = the analyses' packed allocation (fewest registers; a research "
+                 "option)")
     shared_bytes: Bytes = field(49152, "shared memory (scratchpad) per SM (gpgpu_shmem_size)", unit="bytes",
                                 ge=0, le=1 << 24)
     shared_alloc_granularity: Bytes = field(1, "shared memory per CTA is rounded up to a multiple of this",

@@ -196,7 +196,9 @@ class GPU:
     # ------------------------------------------------------------ launches
 
     def launch(self, static: StaticKernel, trace, regs_per_thread: int, smem_per_cta: int, stream: int = 0,
-               name: str = "") -> KernelRun:
+               name: str = "", registers: Any = None) -> KernelRun:
+        """Queue a launch; `regs_per_thread` sizes its RF allocation. `registers` (a
+        session.RegisterNumbering) says where that count came from, for KernelInfo."""
         tpc = trace.block[0] * trace.block[1] * trace.block[2]
         run = KernelRun(self.kid, name or trace.kernel, static, trace,
                         KernelResources(tpc, regs_per_thread, smem_per_cta, self.kid), stream)
@@ -211,10 +213,16 @@ class GPU:
         lim = self.sms[0].allocator
         if not lim.fits(run.kres) and not any(sm.n_ctas for sm in self.sms):
             occ = occupancy(lim.limits, regs_per_thread, smem_per_cta, tpc)
+            why = ""
+            if registers is not None and regs_per_thread > registers.compiler_regs:
+                why = (f"; the analyses' allocation needs {regs_per_thread} registers/thread, more than ptxas's "
+                       f"{registers.compiler_regs}, and nothing is spilled (sm.register_count)")
             raise KernelError(f"a CTA of kernel {run.name} never fits on an SM (limited by {occ.limiter}: "
-                              f"{regs_per_thread} regs/thread, {smem_per_cta} B shared, {tpc} threads)")
+                              f"{regs_per_thread} regs/thread, {smem_per_cta} B shared, {tpc} threads){why}")
+        counts = ((registers.compiler_regs, registers.allocation_regs, registers.sized_by) if registers is not None
+                  else (regs_per_thread, static.n_regs, "ptxas"))  # the caller's count, as given
         run.info = KernelInfo(run.kid, run.name, stream, tuple(trace.grid), tuple(trace.block), run.n_ctas,
-                              trace.warps_per_cta, regs_per_thread, smem_per_cta, static, static.analyzed)
+                              trace.warps_per_cta, regs_per_thread, smem_per_cta, static, static.analyzed, *counts)
         self.running.append(run)
         watch = [sm.events.watch_list(static) for sm in self.sms]
         run.watch = watch if any(w is not None for w in watch) else None

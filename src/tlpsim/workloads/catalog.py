@@ -30,11 +30,16 @@ class KernelRow:
     kernel: str
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
-    registers: int
+    registers: int  # per thread the RF reserves (sm.register_count): ptxas's, or the allocation's when larger
     shared_bytes: int
     ctas_per_sm: int
     limited_by: str
     launches: int  # launches of the whole workload at `tiny`
+    ptxas_registers: int = 0  # ptxas's count, when it differs from `registers`
+
+    @property
+    def regs_cell(self) -> str:
+        return f"{self.registers} (ptxas {self.ptxas_registers})" if self.ptxas_registers else str(self.registers)
 
 
 def preset_limits(preset: str) -> tuple[SMLimits, int | None]:
@@ -44,6 +49,16 @@ def preset_limits(preset: str) -> tuple[SMLimits, int | None]:
 
     cfg = load_config(preset)
     return sm_limits(cfg), cfg.gpu.maxrregcount
+
+
+def rf_registers(preset: str, device, rec) -> int:
+    """Registers per thread the RF reserves for launch `rec` (what timing runs use)."""
+    from tlpsim.config.loader import load_config
+    from tlpsim.session import register_numbering
+
+    regs = rec.resources.registers if rec.resources else 0
+    ak = device.analyzed_kernel(rec.mangled)
+    return register_numbering(load_config(preset), ak.fn, regs, ak).rf_regs if ak is not None else regs
 
 
 def catalog(preset: str = "gtx480", names: list[str] | None = None) -> list[KernelRow]:
@@ -56,19 +71,20 @@ def catalog(preset: str = "gtx480", names: list[str] | None = None) -> list[Kern
     table = load_workloads()
     for name in names or sorted(table):
         wl = table[name]
-        with tlpsim.Device(trace=False, maxrregcount=maxrreg):
+        with tlpsim.Device(trace=False, maxrregcount=maxrreg) as dev:
             result = wl.execute("tiny")
         seen = set()
         for rec in result.launches:
             if rec.kernel in seen:
                 continue
             seen.add(rec.kernel)
-            regs = rec.resources.registers if rec.resources else 0
+            ptxas = rec.resources.registers if rec.resources else 0
+            regs = rf_registers(preset, dev, rec)
             smem = (rec.resources.shared_bytes if rec.resources else 0) + rec.shared_mem
             threads = rec.block[0] * rec.block[1] * rec.block[2]
             occ = occupancy(limits, regs, smem, threads)
             rows.append(KernelRow(name, rec.kernel, rec.grid, rec.block, regs, smem, occ.ctas, occ.limiter,
-                                  len(result.launches)))
+                                  len(result.launches), ptxas if ptxas != regs else 0))
     return rows
 
 
@@ -117,7 +133,7 @@ def markdown(rows: list[KernelRow], preset: str = "gtx480") -> str:
     for r in rows:
         wl = table[r.workload]
         lines.append(f"| {r.workload} | {', '.join(wl.stands_for)} | {r.kernel} | {'x'.join(map(str, r.grid))} | "
-                     f"{'x'.join(map(str, r.block))} | {r.registers} | {r.shared_bytes} | {r.ctas_per_sm} | "
+                     f"{'x'.join(map(str, r.block))} | {r.regs_cell} | {r.shared_bytes} | {r.ctas_per_sm} | "
                      f"{r.limited_by} | {', '.join(wl.traits)} |")
     lines += ["", "## Coverage", "", "| behaviour | needed | have | workloads |", "|---|---|---|---|"]
     for what, wls in coverage(rows).items():
