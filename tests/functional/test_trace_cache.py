@@ -35,13 +35,13 @@ def test_second_launch_is_replayed_identically(tmp_path):
 
 def test_corrupt_or_stale_file_is_rebuilt(tmp_path):
     _run(tmp_path)
-    (path,) = list(tmp_path.glob("*.npz"))
+    (path,) = list(tmp_path.glob("*.trace"))
     raw = bytearray(path.read_bytes())
-    raw[len(raw) // 2] ^= 0xFF
+    raw[12] ^= 0xFF  # inside the first piece's first array (after the 8-byte magic)
     path.write_bytes(bytes(raw))
-    with pytest.warns(CacheWarning, match=f"trace cache entry {path} is unreadable"):
+    with pytest.warns(CacheWarning, match=f"trace cache entry {path} is corrupt \\(piece 0: checksum mismatch\\)"):
         assert TraceCache(tmp_path).load(path.stem) is None
-    with pytest.warns(CacheWarning, match=f"trace cache entry {path} is unreadable"):
+    with pytest.warns(CacheWarning, match=f"trace cache entry {path} is corrupt"):
         rec, b, _ = _run(tmp_path)
     assert not rec.from_cache
     assert b[3] == 7 * 3 * 3 + 7 * 3
