@@ -9,6 +9,7 @@ import tlpsim
 from tlpsim.cachefile import CacheWarning
 from tlpsim.trace.cache import TraceCache
 from tlpsim.trace.format import Trace
+from tlpsim.trace import spill
 from tlpsim.trace.spill import BadTrace, TraceFile, TraceWriter
 
 # divergent loops of different lengths per warp, global loads and stores, shared
@@ -79,13 +80,19 @@ def test_the_trace_is_never_held_whole(monkeypatch):
     """Every run the recorder hands over and every piece the writer makes stay
     within the row budget (a piece is at least one CTA)."""
     made: list[TraceWriter] = []
-    real_init = TraceWriter.__init__
+    stored: list = []
+    real_init, real_stored = TraceWriter.__init__, spill._Stored.__init__
 
     def spy(self, **kw):
         real_init(self, **kw)
         made.append(self)
 
+    def spy_stored(self, scratch, piece):
+        real_stored(self, scratch, piece)
+        stored.append(self)
+
     monkeypatch.setattr(TraceWriter, "__init__", spy)
+    monkeypatch.setattr(spill._Stored, "__init__", spy_stored)
     rec, _ = _launch(monkeypatch, chunk_rows=300, memory_rows=0)  # one functional chunk of all 12 CTAs
     (w,) = made
     total = rec.trace.warp_instructions
@@ -95,6 +102,9 @@ def test_the_trace_is_never_held_whole(monkeypatch):
     assert len(w.piece_sizes) > 5 and max(w.piece_sizes) <= max(300, int(per_cta.max()))
     assert sum(w.piece_sizes) == total and max(w.piece_sizes) < total // 4
     assert w.held == [] and rec.trace.piece_sizes == w.piece_sizes
+    # between runs and pieces only headers are kept: the rows are in the scratch and trace files
+    assert w.template is not None and w.template.pc.size == 0 and w.runs == []
+    assert len(stored) == len(w.run_sizes) and all(r.template.pc.size == 0 for r in stored)
 
 
 def _stats(rec) -> dict:

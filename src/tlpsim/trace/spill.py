@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from tlpsim.trace.format import DEP_COLUMNS, TRACE_FORMAT_VERSION, Trace
-from tlpsim.trace.pieces import concat, cta_windows, merge, summarize, window
+from tlpsim.trace.pieces import concat, cta_windows, empty_piece, merge, summarize, window
 
 __all__ = ["BadTrace", "StaleTrace", "TraceFile", "TraceWriter", "chunk_rows", "device_rows", "memory_rows",
            "open_trace_file", "spill_dir"]
@@ -156,7 +156,7 @@ class _Stored:
         np.cumsum(has, out=mem_before[1:])
         self.mem_offsets = mem_before[self.warp_offsets]       # first memory row of each warp
         self.sector_offsets = np.asarray(piece.mem_sector_offsets)[self.mem_offsets]
-        self.template = piece
+        self.template = empty_piece(piece, 0, 0)  # the header only: the rows live in the scratch file
         self.part = scratch.write_arrays({k: getattr(piece, k) for k in PIECE_ARRAYS})
         self.fh = scratch.fh
 
@@ -230,7 +230,8 @@ class TraceWriter:
         return bool(self.runs)
 
     def add_run(self, piece: Trace) -> None:
-        self.template = self.template or piece
+        if self.template is None:
+            self.template = empty_piece(piece, 0, 0)  # the launch's header (no rows held)
         self.run_sizes.append(int(piece.pc.size))
         if self.runs:
             if self.scratch is None:
@@ -443,6 +444,7 @@ class TraceFile:
         self._blobs: dict[str, dict] = footer["blobs"]
         self._starts = [int(p["first_warp"]) for p in self._parts]
         self.piece_sizes = [int(p["rows"]) for p in self._parts]
+        self._summary: dict | None = None
         self.warp_offsets = self._blob("warp_offsets")
         self.deps = self._blob("deps").reshape(-1, len(DEP_COLUMNS))
 
@@ -491,7 +493,16 @@ class TraceFile:
         return concat([self.piece(k) for k in range(self.n_pieces)], self.deps)
 
     def summary(self) -> dict:
-        return summarize(self)
+        """Report totals, read piece by piece (computed once)."""
+        if self._summary is None:
+            self._summary = summarize(self)
+        return dict(self._summary)
+
+    def __reduce__(self):
+        if self.path is None:
+            raise TypeError("a spilled trace (an unlinked file) cannot be pickled: pickle trace.materialize(), or "
+                            "record it with the trace cache on so it has a path")
+        return (_reopen, (str(self.path), self.key))
 
     def verify(self) -> None:
         """Check every piece's and array's CRC-32, reading in blocks (bounded memory)."""
@@ -541,6 +552,10 @@ class TraceFile:
             self.close()
         except Exception:
             pass
+
+
+def _reopen(path: str, key: str | None) -> TraceFile:
+    return TraceFile(_read_footer_at(Path(path)), path=Path(path))
 
 
 class _Fd:
