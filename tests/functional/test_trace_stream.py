@@ -66,6 +66,7 @@ def test_a_streamed_trace_equals_the_in_memory_one(monkeypatch):
         rows = slice(int(t.warp_offsets[p.first_warp]), int(t.warp_offsets[p.first_warp + p.n_warps]))
         np.testing.assert_array_equal(p.pc, whole.trace.pc[rows])
         assert t.piece_index(p.first_warp) == k
+        assert p.pc.flags.owndata  # slices the timing model keeps must not pin the piece's whole buffer
 
 
 def test_in_memory_chunks_give_the_same_trace(monkeypatch):

@@ -479,8 +479,12 @@ class TraceFile:
         return bisect.bisect_right(self._starts, warp) - 1
 
     def piece(self, k: int) -> Trace:
+        release_freed_memory()  # the pieces read before this one: give their pages back
         part = self._parts[k]
         arrays = self._read_part(part, f"piece {k}")
+        # the timing model keeps slices of `pc` until it has counted them (SM pc histograms):
+        # its own array, so they pin 4 bytes a row, not the whole piece's buffer
+        arrays["pc"] = arrays["pc"].copy()
         n = int(part["n_warps"])
         w0 = int(part["first_warp"])
         return Trace(kernel=self.kernel, grid=self.grid, block=self.block, n_warps=n,
@@ -552,6 +556,29 @@ class TraceFile:
             self.close()
         except Exception:
             pass
+
+
+_LIBC: Any = None
+
+
+def release_freed_memory() -> None:
+    """Return freed heap pages to the system (glibc's malloc_trim), and have arrays of
+    4 MB and more mapped on their own: piece after piece, the heap would otherwise keep
+    the high-water mark of every piece read (fragmentation), and RSS would grow with the
+    trace. A no-op where glibc is not the allocator."""
+    global _LIBC
+    if _LIBC is None:
+        _LIBC = False
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL("libc.so.6")
+            libc.mallopt(-3, 4 << 20)  # M_MMAP_THRESHOLD: fixed, so large arrays are unmapped when freed
+            _LIBC = libc
+        except (OSError, AttributeError):
+            pass
+    if _LIBC:
+        _LIBC.malloc_trim(0)
 
 
 def _reopen(path: str, key: str | None) -> TraceFile:
