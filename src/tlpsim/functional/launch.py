@@ -86,7 +86,12 @@ def run_launch(ck: CompiledKernel, memory, grid, block, kernel_params: np.ndarra
         if xcta is not None:
             runner.xcta = xcta
             xcta.begin_chunk(runner)
-        runner.run()
+        try:
+            runner.run()
+        finally:
+            # the runner and its guard refer to each other: break the cycle, so this chunk's
+            # registers are freed now, not at the next full collection (dozens of chunks later)
+            runner.runaway.r = None
         if recorder is not None:
             recorder.end_chunk()
         total += runner.warp_insts
