@@ -251,18 +251,18 @@ def workloads_cmd(preset: str, as_json: bool, markdown: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @_friendly
 def trace_cmd(workload: str, size: str, as_json: bool) -> None:
-    """Summarise traces: a workload's launches, or a cached trace file (.npz)."""
+    """Summarise traces: a workload's launches, or a cached trace file (.trace)."""
     import tlpsim
     from tlpsim.workloads.registry import get_workload
 
-    if workload.endswith(".npz"):
+    if workload.endswith((".trace", ".npz")):
         from tlpsim.trace.cache import BadTrace, read_trace_file
 
         path = Path(workload)
         if not path.is_file():
             raise tlpsim.TlpsimError(f"no such trace file: {path}")
         try:
-            trace = read_trace_file(path)[0]
+            trace = read_trace_file(path, memory_rows=0)[0]  # summarised piece by piece
         except BadTrace as exc:
             raise tlpsim.TlpsimError(f"{path} is not a valid trace of this tlpsim version: it {exc}") from None
         summaries = [trace.summary()]

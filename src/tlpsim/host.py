@@ -38,9 +38,10 @@ from tlpsim.functional.launch_args import (
     pack_params,
 )
 from tlpsim.functional.memory import DeviceMemory
-from tlpsim.functional.replay import apply_diff, launch_key, memory_diff, open_trace_cache, store_quietly
+from tlpsim.functional.replay import apply_diff, launch_key, memory_diff, open_trace_cache
 from tlpsim.functional.runaway import check_limit, env_factor, env_time_limit, launch_limits
 from tlpsim.trace.format import Trace
+from tlpsim.trace.spill import TraceFile, TraceWriter, chunk_rows, device_rows, memory_rows
 
 DEFAULT_BUDGET = "auto"  # per launch: budget_factor x static instructions x warps (functional.runaway)
 
@@ -58,7 +59,8 @@ class LaunchRecord:
     resources: ResourceUsage | None
     warp_instructions: int = 0
     thread_instructions: int = 0
-    trace: Trace | None = field(default=None, repr=False)
+    # the launch's trace: in memory (Trace) if small, else streamed from a file (TraceFile)
+    trace: Trace | TraceFile | None = field(default=None, repr=False)
     wall_seconds: float = 0.0
     from_cache: bool = False  # replayed from the trace cache instead of executed
     compile: dict = field(default_factory=dict)  # how the kernel's PTX was made: arch, maxrregcount, nvcc flags
@@ -122,6 +124,7 @@ class Device:
             trace_cache = mode == "timing"
         self.trace_cache = open_trace_cache(trace_cache)  # None, with a warning, when its directory is unwritable
         self.launches: list[LaunchRecord] = []
+        self._held_rows = 0  # rows of the in-memory traces in `launches` (beyond device_rows(), traces spill)
         self._globals: dict[int, dict[str, int]] = {}
         self._compiled: dict[tuple[int, str], CompiledKernel] = {}
         self.current_stream = 0
@@ -218,15 +221,22 @@ class Device:
         # a replayed launch would neither fault nor count its out-of-bounds reads
         memoise = (self.trace_cache is not None and not self.poison_dead_registers and not ck.has_syscalls
                    and self.oob_reads == "error")
+        # a small trace stays in memory; a large one, or one past the device's in-memory share, streams
+        in_memory = max(0, min(memory_rows(), device_rows() - self._held_rows))
+        key = writer = extra = None
         if memoise:
             key = launch_key(program.module.source, kernel.name, as_dim3(grid, "grid"), as_dim3(block, "block"),
                              int(shared_mem), params, self.memory)
-            hit = self.trace_cache.load_with_extra(key)
+            hit = self.trace_cache.load_with_extra(key, memory_rows=in_memory)
             if hit is not None:
                 apply_diff(self.memory, hit[1])
                 outcome, cached = LaunchOutcome(hit[0], hit[0].warp_instructions), True
             else:
                 before = self.memory.data[: self.memory.top].copy()
+                writer = self.trace_cache.writer(key, chunk_rows=chunk_rows(), memory_rows=in_memory)
+
+                def extra():
+                    return memory_diff(before, self.memory.data)
         if outcome is None:
             limits = launch_limits(len(ck.fn.instructions), _n_warps(grid, block), self.budget, self.budget_factor,
                                    self.time_limit)
@@ -234,9 +244,11 @@ class Device:
             outcome = run_launch(ck, self.memory, grid, block, params, shared_mem, trace=self.trace,
                                  chunk_threads=coop.chunk_threads if coop else self.chunk_threads,
                                  value_classes=self.value_classes, limits=limits,
-                                 constants=coop.constants if coop else None, oob_reads=self.oob_reads)
-            if memoise and outcome.trace is not None:
-                store_quietly(self.trace_cache, key, outcome.trace, memory_diff(before, self.memory.data))
+                                 constants=coop.constants if coop else None, oob_reads=self.oob_reads,
+                                 writer=writer or TraceWriter(chunk_rows=chunk_rows(), memory_rows=in_memory),
+                                 key=key, extra=extra)
+        if isinstance(outcome.trace, Trace):
+            self._held_rows += outcome.trace.warp_instructions
         rec = LaunchRecord(kernel=qualified_name(kernel.name), mangled=kernel.name, grid=as_dim3(grid, "grid"),
                            block=as_dim3(block, "block"), shared_mem=int(shared_mem),
                            stream=(stream.id if stream is not None else self.current_stream),

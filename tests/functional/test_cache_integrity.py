@@ -4,9 +4,9 @@ with a CacheWarning naming the file and rebuilt; results stay correct."""
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
+import struct
 
 import numpy as np
 import pytest
@@ -66,9 +66,9 @@ def test_ptx_cache_file_swapped_for_another_compilation(cache_root):
 def test_trace_cache_file_swapped_for_another_launch(tmp_path):
     traces = tmp_path / "traces"
     rec3, _, _, _ = _scale(trace_cache=str(traces))
-    (p3,) = traces.glob("*.npz")
+    (p3,) = traces.glob("*.trace")
     rec5, _, y5, x = _scale(SCALE.replace("3.0f", "5.0f"), trace_cache=str(traces))
-    (p5,) = set(traces.glob("*.npz")) - {p3}
+    (p5,) = set(traces.glob("*.trace")) - {p3}
     shutil.copy(p5, p3)  # a file of the same format and valid checksum, for another launch
     with pytest.warns(CacheWarning, match=f"trace cache entry {p3} holds the trace of another launch"):
         rec, _, y, x = _scale(trace_cache=str(traces))
@@ -82,16 +82,14 @@ def test_trace_cache_file_swapped_for_another_launch(tmp_path):
 def test_trace_cache_header_is_checksummed(tmp_path):
     traces = tmp_path / "traces"
     _scale(trace_cache=str(traces))
-    (path,) = traces.glob("*.npz")
-    with np.load(path) as z:
-        arrays = {k: z[k] for k in z.files}
-    header = json.loads(bytes(arrays["__header__"]).decode())
-    header["trace"]["n_warps"] += 1  # a consistent zip (valid CRCs) with a wrong header
-    arrays["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
-    buf = io.BytesIO()
-    np.savez(buf, **arrays)
-    path.write_bytes(buf.getvalue())
-    with pytest.warns(CacheWarning, match=f"trace cache entry {path} is corrupt \\(checksum mismatch\\)"):
+    (path,) = traces.glob("*.trace")
+    raw = path.read_bytes()
+    off, length, magic = struct.unpack("<QQ8s", raw[-24:])
+    footer = json.loads(raw[off:off + length])
+    footer["trace"]["n_warps"] += 1  # a well-formed file (valid piece checksums) with a wrong footer
+    text = json.dumps(footer).encode()
+    path.write_bytes(raw[:off] + text + struct.pack("<QQ8s", off, len(text), magic))
+    with pytest.warns(CacheWarning, match=f"trace cache entry {path} is corrupt \\(footer checksum mismatch\\)"):
         rec, _, y, x = _scale(trace_cache=str(traces))
     assert not rec.from_cache and rec.trace.n_warps == 4
     np.testing.assert_array_equal(y, x * 3)
@@ -104,11 +102,11 @@ def test_tlpsim_trace_reads_a_renamed_file_and_rejects_a_corrupt_one(tmp_path):
 
     traces = tmp_path / "traces"
     _scale(trace_cache=str(traces))
-    (path,) = traces.glob("*.npz")
-    renamed = tmp_path / "scale.npz"  # the key check is for cache lookups, not for reading a file
+    (path,) = traces.glob("*.trace")
+    renamed = tmp_path / "scale.trace"  # the key check is for cache lookups, not for reading a file
     shutil.copy(path, renamed)
     res = CliRunner().invoke(main, ["trace", str(renamed)], catch_exceptions=False)
     assert res.exit_code == 0 and res.output.startswith("kernel scale  grid [1, 1, 1]  block [128, 1, 1]  warps 4")
-    (tmp_path / "bad.npz").write_bytes(b"not a zip file")
-    res = CliRunner().invoke(main, ["trace", str(tmp_path / "bad.npz")], catch_exceptions=False)
-    assert res.exit_code == 2 and "bad.npz is not a valid trace of this tlpsim version: it is unreadable" in res.output
+    (tmp_path / "bad.trace").write_bytes(b"not a trace file")
+    res = CliRunner().invoke(main, ["trace", str(tmp_path / "bad.trace")], catch_exceptions=False)
+    assert res.exit_code == 2 and "bad.trace is not a valid trace of this tlpsim version: it is truncated" in res.output

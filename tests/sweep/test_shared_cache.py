@@ -38,4 +38,4 @@ def test_concurrent_writers_and_readers_of_one_trace(tmp_path):
     for p in procs:
         p.join(timeout=60)
     assert bad == [0, 0, 0]
-    assert [p.name for p in tmp_path.iterdir()] == ["k.npz"]  # no temporary files left behind
+    assert [p.name for p in tmp_path.iterdir()] == ["k.trace"]  # no temporary files left behind

@@ -1,6 +1,7 @@
 """Running one kernel launch functionally: marshal the arguments into the
 parameter buffer, then execute the grid chunk by chunk of CTAs (so memory stays
-bounded) and collect the trace."""
+bounded) and stream the trace to a writer (trace.spill.TraceWriter), which keeps
+it in memory if small and spills it to a file piece by piece if large."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from tlpsim.functional.state import ChunkState, Geometry
 from tlpsim.functional.tracer import TraceRecorder
 from tlpsim.functional.xcta import CrossCtaTracker
 from tlpsim.trace.format import Trace
+from tlpsim.trace.spill import TraceFile, TraceWriter, chunk_rows as default_chunk_rows
+from tlpsim.trace.spill import memory_rows as default_memory_rows
 
 DEFAULT_CHUNK_THREADS = 1 << 16
 
@@ -27,7 +30,7 @@ OOB_READS = ("error", "zero")  # what a global load outside every allocation doe
 
 @dataclass
 class LaunchOutcome:
-    trace: Trace | None
+    trace: Trace | TraceFile | None
     warp_instructions: int
     oob_reads: int | None = None  # lane loads that read 0 outside every allocation (None: they are errors)
 
@@ -36,11 +39,16 @@ def run_launch(ck: CompiledKernel, memory, grid, block, kernel_params: np.ndarra
                trace: bool = True, budget: int | None = None, chunk_threads: int = DEFAULT_CHUNK_THREADS,
                n_sms: int = 1, value_classes: bool = True, progress=None,
                limits: RunLimits | None = None, constants: dict | None = None,
-               oob_reads: str = "error") -> LaunchOutcome:
+               oob_reads: str = "error", writer: TraceWriter | None = None, key: str | None = None,
+               extra=None) -> LaunchOutcome:
     """Execute a launch. `limits` (budgets, time limit; see functional.runaway) default
     to a plain total `budget`; `constants` set special registers (e.g. a cooperative
     launch's grid-barrier workspace, %envreg1/%envreg2). `oob_reads="zero"` lets
-    global loads outside every allocation read 0 (counted) instead of faulting."""
+    global loads outside every allocation read 0 (counted) instead of faulting.
+
+    The trace goes to `writer` (default: a TraceWriter with the TLPSIM_TRACE_* row
+    budgets); `extra()` (called after the run) gives the arrays a cache entry keeps
+    beside it under `key`, when the writer writes one."""
     if oob_reads not in OOB_READS:
         raise ValueError(f"oob_reads must be one of {OOB_READS}, not {oob_reads!r}")
     limits = limits or RunLimits(budget)
@@ -54,7 +62,11 @@ def run_launch(ck: CompiledKernel, memory, grid, block, kernel_params: np.ndarra
     if trace:
         spaces = [ck.oc.space_of_access(ins) if ins.opclass in ("mem", "atomic") else None
                   for ins in ck.fn.instructions]
-        recorder = TraceRecorder(ck.fn, spaces, geom.grid, geom.block, n_warps, wpc, value_classes)
+        if writer is None:
+            writer = TraceWriter(chunk_rows=default_chunk_rows(), memory_rows=default_memory_rows())
+        recorder = TraceRecorder(ck.fn, spaces, geom.grid, geom.block, n_warps, wpc, value_classes, sink=writer,
+                                 run_rows=writer.chunk_rows,
+                                 meta={"shared_bytes": shared, "local_bytes": lay.local_bytes})
         # waits for values other CTAs write: the timing model checks their co-residency
         if ck.access_kinds[0].any():
             xcta = CrossCtaTracker(memory, *ck.access_kinds, warps_per_cta=wpc)
@@ -69,21 +81,32 @@ def run_launch(ck: CompiledKernel, memory, grid, block, kernel_params: np.ndarra
         st.constants.update(constants or {})
         st.oob_zero = oob_reads == "zero"
         if recorder is not None:
-            recorder.begin_chunk(begin * wpc)
+            recorder.begin_chunk(begin * wpc, (end - begin) * wpc)
         runner = ChunkRunner(ck, st, recorder, remaining, warp_base=begin * wpc, limits=limits, deadline=deadline)
         if xcta is not None:
             runner.xcta = xcta
             xcta.begin_chunk(runner)
-        runner.run()
+        try:
+            runner.run()
+        finally:
+            # the runner and its guard refer to each other: break the cycle, so this chunk's
+            # registers are freed now, not at the next full collection (dozens of chunks later)
+            runner.runaway.r = None
+        if recorder is not None:
+            recorder.end_chunk()
         total += runner.warp_insts
         oob += st.oob_reads
         if remaining is not None:
             remaining -= runner.warp_insts
         if progress is not None:
             progress(end, geom.n_ctas, total)
-    out = recorder.finish(tuple(i.opclass for i in ck.fn.instructions),
-                          {"shared_bytes": shared, "local_bytes": lay.local_bytes},
-                          deps=xcta.dependencies() if xcta is not None else None) if recorder else None
+    out = None
+    if recorder is not None:
+        if geom.n_ctas == 0:
+            recorder.begin_chunk(0, 0)
+            recorder.end_chunk()
+        out = writer.close(deps=xcta.dependencies() if xcta is not None else None, key=key,
+                           extra=extra() if extra is not None else None)
     return LaunchOutcome(out, total, oob if oob_reads == "zero" else None)
 
 

@@ -28,16 +28,31 @@ def launch_key(ptx: str, kernel: str, grid, block, shared_mem: int, params: np.n
                      [params.tobytes(), alloc, memory.data[: memory.top].tobytes()])
 
 
-def memory_diff(before: np.ndarray, after: np.ndarray) -> dict[str, np.ndarray]:
-    """Runs of changed bytes: starts, lengths and the new bytes."""
-    changed = np.flatnonzero(before != after[: before.size])
-    if changed.size == 0:
+def memory_diff(before: np.ndarray, after: np.ndarray, block: int = 1 << 24) -> dict[str, np.ndarray]:
+    """Runs of changed bytes: starts, lengths and the new bytes. Compared a `block` of
+    bytes at a time, so a launch that rewrites large arrays needs about the changed
+    bytes, not 8-byte indices of each of them, on top of the two copies."""
+    starts, ends, new = [], [], []
+    for b0 in range(0, before.size, block):
+        b1 = min(b0 + block, before.size)
+        changed = np.flatnonzero(before[b0:b1] != after[b0:b1])
+        if changed.size == 0:
+            continue
+        brk = np.flatnonzero(np.diff(changed) != 1) + 1
+        starts.append(changed[np.concatenate(([0], brk))] + b0)
+        ends.append(changed[np.concatenate((brk - 1, [changed.size - 1]))] + b0 + 1)
+        new.append(after[b0:b1][changed].astype(np.uint8))
+    if not starts:
         return {"starts": np.zeros(0, np.int64), "lengths": np.zeros(0, np.int64), "bytes": np.zeros(0, np.uint8)}
-    brk = np.flatnonzero(np.diff(changed) != 1) + 1
-    starts = changed[np.concatenate(([0], brk))]
-    ends = changed[np.concatenate((brk - 1, [changed.size - 1]))] + 1
-    return {"starts": starts.astype(np.int64), "lengths": (ends - starts).astype(np.int64),
-            "bytes": after[changed].astype(np.uint8)}
+    s_all, e_all = np.concatenate(starts), np.concatenate(ends)
+    joined = np.flatnonzero(s_all[1:] == e_all[:-1])  # a run across a block boundary is one run
+    if joined.size:
+        keep = np.ones(s_all.size, dtype=bool)
+        keep[joined + 1] = False
+        e_all = np.delete(e_all, joined)
+        s_all = s_all[keep]
+    return {"starts": s_all.astype(np.int64), "lengths": (e_all - s_all).astype(np.int64),
+            "bytes": np.concatenate(new)}
 
 
 def apply_diff(memory: DeviceMemory, diff: dict[str, np.ndarray]) -> None:

@@ -1,13 +1,18 @@
-"""Records what the SIMT engine executes into a `Trace`: one row per warp
+"""Records what the SIMT engine executes into trace pieces: one row per warp
 instruction, plus per-warp memory summaries (32-byte sectors touched; shared-memory
-bank-conflict degree) and RegLess value-pattern classes of written registers."""
+bank-conflict degree) and RegLess value-pattern classes of written registers.
+
+Rows are handed to a sink (trace.spill.TraceWriter) in runs of at most `run_rows`
+rows, each sorted into a piece of the chunk's warps, so a chunk of CTAs is never
+held whole however long its warps run."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from tlpsim.frontend.ir import Function, Reg
-from tlpsim.trace.format import DEP_COLUMNS, SHARED_BANK_COUNTS, SPACE_CODES, Trace
+from tlpsim.trace.format import SHARED_BANK_COUNTS, SPACE_CODES
+from tlpsim.trace.pieces import canonical, skeleton
 
 LANES = np.arange(32, dtype=np.int64)
 _SECTOR_BITS = 48  # warp position << 48 | sector number stays unique in a uint64
@@ -16,14 +21,22 @@ _CLASS = {"uniform": 0, "stride1": 1, "stride4": 2, "half_uniform": 3, "half_str
 
 
 class TraceRecorder:
-    """Collects rows during a launch; `finish()` returns the per-warp sorted Trace."""
+    """Collects rows during a launch chunk by chunk (`begin_chunk`, `record`,
+    `end_chunk`) and hands them to `sink` as pieces: `sink.add_run(piece)` for each
+    run of at most `run_rows` rows, then `sink.end_chunk(first_warp, n_warps)`."""
 
     def __init__(self, fn: Function, spaces: list[str | None], grid, block, n_warps: int, warps_per_cta: int,
-                 value_classes: bool = True) -> None:
+                 value_classes: bool = True, *, sink, run_rows: int, meta: dict | None = None) -> None:
         self.fn = fn
         self.grid, self.block = tuple(grid), tuple(block)
         self.n_warps = n_warps
         self.warps_per_cta = warps_per_cta
+        self.sink = sink
+        self.run_rows = max(int(run_rows), 1)
+        self.template = skeleton(fn.name, self.grid, self.block, warps_per_cta,
+                                 tuple(i.opclass for i in fn.instructions), meta or {})
+        self.chunk_warps = 0
+        self.n_rows = 0
         self.rows: list[tuple] = []
         self.mem_space: list[np.ndarray] = []
         self.mem_size: list[np.ndarray] = []
@@ -49,8 +62,15 @@ class TraceRecorder:
                 if rtype in ("b32", "u32", "s32", "f32"):
                     self.value_reg[ins.index] = ins.dsts[0].name
 
-    def begin_chunk(self, warp_base: int) -> None:
+    def begin_chunk(self, warp_base: int, n_warps: int | None = None) -> None:
         self.warp_base = warp_base
+        self.chunk_warps = self.n_warps - warp_base if n_warps is None else n_warps
+
+    def end_chunk(self) -> None:
+        """The chunk's last run, then the sink turns the chunk's runs into pieces."""
+        if self.rows or not self.sink.has_runs():
+            self._flush()
+        self.sink.end_chunk(self.warp_base, self.chunk_warps)
 
     def record(self, pc: int, warps: np.ndarray, active: np.ndarray, executed: np.ndarray, st, eidx: np.ndarray,
                addrs) -> None:
@@ -64,6 +84,9 @@ class TraceRecorder:
         if reg is not None:
             vclass = self._value_class(st.regs[reg], warps - self.warp_base, executed)
         self.rows.append((pc, warps, active, executed, mem_rows, vclass, nw))
+        self.n_rows += nw
+        if self.n_rows >= self.run_rows:
+            self._flush()
 
     # ------------------------------------------------------------ memory summaries
 
@@ -163,7 +186,8 @@ class TraceRecorder:
 
     # ------------------------------------------------------------ result
 
-    def finish(self, opclasses: tuple[str, ...], meta: dict | None = None, deps: np.ndarray | None = None) -> Trace:
+    def _flush(self) -> None:
+        """The rows recorded since the last run, as a piece of the chunk's warps, to the sink."""
         if self.rows:
             counts = np.array([r[6] for r in self.rows], dtype=np.int64)
             pc = np.repeat(np.array([r[0] for r in self.rows], dtype=np.int32), counts)
@@ -183,31 +207,13 @@ class TraceRecorder:
             pc = warp = mem = np.zeros(0, dtype=np.int32)
             active = executed = np.zeros(0, dtype=np.uint32)
             vclass = np.zeros(0, dtype=np.int8)
-        order = _stable_order(warp, self.n_warps)
-        warp_sorted = warp[order]
-        offsets = np.searchsorted(warp_sorted, np.arange(self.n_warps + 1)).astype(np.int64)
+        rows = {"pc": pc, "warp": warp, "active": active, "executed": executed, "mem": mem, "vclass": vclass}
+        table = {"mem_space": np.concatenate(self.mem_space) if self.mem_space else np.zeros(0, dtype=np.int8),
+                 "mem_size": np.concatenate(self.mem_size) if self.mem_size else np.zeros(0, dtype=np.int16),
+                 "mem_bank_degree": (np.concatenate(self.bank_degree) if self.bank_degree
+                                     else np.zeros((0, len(SHARED_BANK_COUNTS)), dtype=np.int16))}
         counts_mem = np.concatenate(self.mem_counts) if self.mem_counts else np.zeros(0, dtype=np.int64)
-        sector_offsets = np.zeros(counts_mem.size + 1, dtype=np.int64)
-        np.cumsum(counts_mem, out=sector_offsets[1:])
-        return Trace(
-            kernel=self.fn.name, grid=self.grid, block=self.block, n_warps=self.n_warps,
-            warps_per_cta=self.warps_per_cta, pc=pc[order], warp=warp_sorted, active=active[order],
-            executed=executed[order], mem=mem[order], vclass=vclass[order], warp_offsets=offsets,
-            mem_space=np.concatenate(self.mem_space) if self.mem_space else np.zeros(0, dtype=np.int8),
-            mem_size=np.concatenate(self.mem_size) if self.mem_size else np.zeros(0, dtype=np.int16),
-            mem_sector_offsets=sector_offsets,
-            sectors=np.concatenate(self.sectors) if self.sectors else np.zeros(0, dtype=np.uint64),
-            mem_bank_degree=(np.concatenate(self.bank_degree) if self.bank_degree
-                             else np.zeros((0, len(SHARED_BANK_COUNTS)), dtype=np.int16)),
-            warp_cta=(np.arange(self.n_warps) // max(self.warps_per_cta, 1)).astype(np.int32),
-            opclasses=opclasses, meta=meta or {},
-            deps=deps if deps is not None else np.zeros((0, len(DEP_COLUMNS)), dtype=np.int64))
-
-
-def _stable_order(warp: np.ndarray, n_warps: int) -> np.ndarray:
-    """Stable sort permutation by warp id with 16-bit radix passes (O(rows))."""
-    order = np.argsort((warp & 0xFFFF).astype(np.uint16), kind="stable")
-    if n_warps > 0xFFFF:
-        hi = (warp >> 16).astype(np.uint16)[order]
-        order = order[np.argsort(hi, kind="stable")]
-    return order
+        sectors = np.concatenate(self.sectors) if self.sectors else np.zeros(0, dtype=np.uint64)
+        self.rows, self.mem_space, self.mem_size, self.mem_counts, self.sectors, self.bank_degree = [], [], [], [], [], []
+        self.n_rows = self.n_mem = 0
+        self.sink.add_run(canonical(self.template, self.warp_base, self.chunk_warps, rows, table, counts_mem, sectors))

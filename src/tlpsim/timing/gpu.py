@@ -32,6 +32,7 @@ from tlpsim.timing.static import StaticKernel
 from tlpsim.timing.summary import launch_stats
 from tlpsim.timing.timeline import Timeline
 from tlpsim.timing.views import KernelInfo, KernelResources, KernelView, SMView
+from tlpsim.timing.warp import TraceFeed
 from tlpsim.timing.xcta import CrossCtaGates
 
 GPU_WIDE_EVENTS = ("kernel_start", "kernel_end", "window", "timer")  # a GPU-level plug-in hears these once
@@ -56,8 +57,7 @@ class KernelRun:
     warp_insts: int = 0    # issued by this launch (the SM counters mix concurrent launches)
     thread_insts: int = 0
     snapshot: dict = field(default_factory=dict)
-    mem_rows: Any = None   # the trace's memory table as lists (timing.warp.MemRows), built once
-    lanes: Any = None      # executed lanes per trace row (popcount of the masks), built once
+    feed: Any = None       # the trace a piece at a time, with each piece's memory table (timing.warp.TraceFeed)
     watch: list | None = None  # per SM: per-pc instr_issued handlers (SMEvents.watch_list), None if nobody watches
     shared_banks: int = 32     # shared-memory banks (which conflict-degree column of the trace applies)
     info: KernelInfo | None = None
@@ -203,6 +203,7 @@ class GPU:
         run = KernelRun(self.kid, name or trace.kernel, static, trace,
                         KernelResources(tpc, regs_per_thread, smem_per_cta, self.kid), stream)
         run.shared_banks = self.cfg.sm.shared_banks
+        run.feed = TraceFeed(trace, run.shared_banks)
         deps = getattr(trace, "deps", None)
         if deps is not None and len(deps):
             run.gates = CrossCtaGates(deps, trace.warps_per_cta)
@@ -326,6 +327,7 @@ class GPU:
         self.cta_policy.on_cta_done(sm_id, run.kid, index, now)
         if run.finished:
             run.t_end = now
+            run.feed.release()  # its pieces are no longer needed
             self._kernel_event(run, now, "kernel_end")
             if all(r.finished for r in self._batch):
                 self.engine.request_stop()  # GPU.run's launches are all done

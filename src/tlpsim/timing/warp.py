@@ -64,6 +64,51 @@ class MemRows:
         return cast("list[tuple[int, int]]", out)
 
 
+class FeedPiece:
+    """One piece of a launch's trace as the timing model reads it: the piece, its
+    first warp, and (built on first use) its memory table and executed-lane counts."""
+
+    __slots__ = ("trace", "first_warp", "mem_rows", "lanes")
+
+    def __init__(self, trace: Any) -> None:
+        self.trace = trace
+        self.first_warp: int = int(trace.first_warp)
+        self.mem_rows: MemRows | None = None
+        self.lanes: Any = None
+
+
+class TraceFeed:
+    """A launch's trace, a piece at a time: warps are created in CTA order, so a
+    streamed trace (trace.spill.TraceFile) is read piece after piece and only the
+    pieces of resident warps stay in memory (a warp keeps what it needs of its
+    piece). An in-memory Trace is one piece."""
+
+    KEEP = 2  # pieces kept loaded for warps still to come (partial CTAs admit late)
+
+    def __init__(self, trace: Any, shared_banks: int = 32) -> None:
+        self.trace = trace
+        self.shared_banks = shared_banks
+        self.loaded: dict[int, FeedPiece] = {}
+        self.loads = 0  # pieces read (a piece evicted and needed again is read again)
+
+    def piece(self, gwarp: int) -> FeedPiece:
+        k = int(self.trace.piece_index(gwarp))
+        p = self.loaded.get(k)
+        if p is None:
+            p = FeedPiece(self.trace.piece(k))
+            self.loads += 1
+            if len(self.loaded) >= self.KEEP:
+                del self.loaded[next(iter(self.loaded))]
+            self.loaded[k] = p
+        if p.mem_rows is None:
+            p.mem_rows = MemRows(p.trace, self.shared_banks)
+            p.lanes = popcount32(p.trace.executed)
+        return p
+
+    def release(self) -> None:
+        self.loaded.clear()
+
+
 class Warp:
     """A warp occupying a slot: its instruction stream (from the trace) and the
     state that decides when its next instruction may issue."""
@@ -75,8 +120,10 @@ class Warp:
 
     def __init__(self, slot: int, sched: int, cta: CTA, run: Any, gwarp: int, age: int, sm_id: int = 0,
                  keep_masks: bool = False, keep_vclass: bool = False, watch: list[Any] | None = None) -> None:
-        trace = run.trace
-        a, b = int(trace.warp_offsets[gwarp]), int(trace.warp_offsets[gwarp + 1])
+        piece = run.feed.piece(gwarp)
+        trace = piece.trace
+        local = gwarp - piece.first_warp
+        a, b = int(trace.warp_offsets[local]), int(trace.warp_offsets[local + 1])
         self.slot = slot
         self.sched = sched
         self.cta = cta
@@ -84,19 +131,15 @@ class Warp:
         self.gwarp = gwarp
         self.pcs: list[int] = trace.pc[a:b].tolist()
         self.instrs: list[StaticInstr] = run.static.instrs
-        lanes_all = run.lanes
-        if lanes_all is None:  # one per launch, built by its first warp
-            lanes_all = run.lanes = popcount32(trace.executed)
         # thread instructions as GPGPU-Sim counts them
-        self.lanes: list[int] = lanes_all[a:b].tolist()
+        self.lanes: list[int] = piece.lanes[a:b].tolist()
         # whole-stream totals, credited to the launch and the SM's per-class counters when
         # the warp finishes (every resident warp runs its stream to the end)
         self.thread_total = sum(self.lanes)
         self.pc_slice: Any = trace.pc[a:b]
         self.mem: list[int] = trace.mem[a:b].tolist()
-        rows = run.mem_rows
-        if rows is None:  # one per launch, built by its first warp
-            rows = run.mem_rows = MemRows(trace, run.shared_banks)
+        rows = piece.mem_rows
+        assert rows is not None
         self.mem_rows: MemRows = rows
         self.pos = 0
         self.n = b - a

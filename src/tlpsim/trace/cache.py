@@ -1,21 +1,23 @@
 """On-disk trace cache keyed by a hash of (PTX, kernel, launch shape, argument
-contents). Each file carries the format version, its own key and a checksum of its
-arrays and header (tlpsim.cachefile), so a stale file is ignored and a corrupt or
-swapped one is reported and rebuilt, never used."""
+contents). Each entry is a trace file (trace.spill) carrying the format version,
+its own key and checksums of its pieces and footer, so a stale file is ignored and
+a corrupt or swapped one is reported and rebuilt, never used. Entries are checked
+and read a block or a piece at a time: a large launch's entry is never loaded whole."""
 
 from __future__ import annotations
 
 import hashlib
-import io
-import json
 import os
-import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from tlpsim.cachefile import checksum, warn_rebuilt, write_atomic
+from tlpsim.cachefile import warn_rebuilt
 from tlpsim.trace.format import TRACE_FORMAT_VERSION, Trace
+from tlpsim.trace.spill import BadTrace, StaleTrace, TraceFile, TraceWriter
+from tlpsim.trace.spill import memory_rows as spill_memory_rows
+
+__all__ = ["BadTrace", "StaleTrace", "TraceCache", "default_cache_dir", "read_trace_file", "trace_key"]
 
 
 def default_cache_dir() -> Path:
@@ -34,76 +36,59 @@ def trace_key(ptx: str, kernel: str, grid, block, shared_mem: int, arg_blobs: li
     return h.hexdigest()
 
 
-def _checksum(key: str, trace_header: dict, arrays: dict[str, np.ndarray]) -> str:
-    return checksum({**arrays, "__key__": key, "__trace__": json.dumps(trace_header, sort_keys=True)})
-
-
 class TraceCache:
-    """A directory of `<key>.npz` trace files."""
+    """A directory of `<key>.trace` files (trace.spill's format)."""
 
     def __init__(self, directory: str | os.PathLike | None = None) -> None:
         self.dir = Path(directory) if directory is not None else default_cache_dir()
 
     def path(self, key: str) -> Path:
-        return self.dir / f"{key}.npz"
+        return self.dir / f"{key}.trace"
 
-    def load(self, key: str) -> Trace | None:
+    def load(self, key: str) -> Trace | TraceFile | None:
         hit = self.load_with_extra(key)
         return None if hit is None else hit[0]
 
-    def load_with_extra(self, key: str) -> tuple[Trace, dict[str, np.ndarray]] | None:
+    def load_with_extra(self, key: str, memory_rows: int | None = None
+                        ) -> tuple[Trace | TraceFile, dict[str, np.ndarray]] | None:
         """The cached trace and its extra arrays, or None when absent or of another
         format version (silently), or corrupt or another key's (with a CacheWarning
-        naming the file)."""
+        naming the file). Every byte is checked first, a block at a time; a trace of
+        at most `memory_rows` rows (default: trace.spill.memory_rows()) is read into
+        memory, a larger one is read piece by piece when used."""
         p = self.path(key)
         if not p.exists():
             return None
         try:
-            return read_trace_file(p, key)
+            return read_trace_file(p, key, memory_rows)
         except StaleTrace:
             return None
         except BadTrace as exc:
             warn_rebuilt("trace", p, str(exc))
             return None
 
-    def store(self, key: str, trace: Trace, extra: dict[str, np.ndarray] | None = None) -> Path:
+    def writer(self, key: str, **kwargs) -> TraceWriter:
+        """A TraceWriter whose `close(key=key, extra=...)` stores the launch's entry."""
+        return TraceWriter(path=self.path(key), **kwargs)
+
+    def store(self, key: str, trace: Trace | TraceFile, extra: dict[str, np.ndarray] | None = None) -> Path:
         """Write atomically (temp file + rename); `extra` arrays travel with the trace."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        arrays = trace.arrays()
-        arrays.update({f"extra_{k}": v for k, v in (extra or {}).items()})
-        th = trace.header()
-        header = {"version": TRACE_FORMAT_VERSION, "key": key, "checksum": _checksum(key, th, arrays), "trace": th}
-        buf = io.BytesIO()
-        np.savez(buf, __header__=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8), **arrays)
-        write_atomic(self.path(key), buf.getvalue())
+        w = self.writer(key, chunk_rows=max(trace.warp_instructions, 1), memory_rows=0)
+        for k in range(trace.n_pieces):
+            piece = trace.piece(k)
+            w.add_run(piece)
+            w.end_chunk(piece.first_warp, piece.n_warps)
+        w.close(deps=trace.deps, key=key, extra=extra)
         return self.path(key)
 
 
-class BadTrace(ValueError):
-    """A trace file that must not be used; the message says why ("is corrupt ...")."""
-
-
-class StaleTrace(BadTrace):
-    """A trace file of another format version."""
-
-
-def read_trace_file(path: Path, key: str | None = None) -> tuple[Trace, dict[str, np.ndarray]]:
-    """The trace and extra arrays of one file, checked against its checksum and, when
-    `key` is given, its key. Raises StaleTrace or BadTrace saying what is wrong."""
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            header = json.loads(bytes(z["__header__"]).decode())
-            if header.get("version") != TRACE_FORMAT_VERSION:
-                raise StaleTrace(f"is of trace format version {header.get('version')}, not {TRACE_FORMAT_VERSION}")
-            arrays = {k: z[k] for k in z.files if k != "__header__"}
-        stored = header.get("key")
-        if key is not None and stored != key:
-            raise BadTrace(f"holds the trace of another launch (key {str(stored)[:16]}...)")
-        if _checksum(str(stored), header["trace"], arrays) != header.get("checksum"):
-            raise BadTrace("is corrupt (checksum mismatch)")
-        extra = {k[6:]: v for k, v in arrays.items() if k.startswith("extra_")}
-        return Trace.from_arrays(header["trace"], arrays), extra
-    except BadTrace:
-        raise
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, zipfile.BadZipFile, EOFError) as exc:
-        raise BadTrace(f"is unreadable ({type(exc).__name__}: {exc})") from None
+def read_trace_file(path: Path, key: str | None = None, memory_rows: int | None = None
+                    ) -> tuple[Trace | TraceFile, dict[str, np.ndarray]]:
+    """The trace and extra arrays of one file, checked against its checksums and, when
+    `key` is given, its key: in memory if it has at most `memory_rows` rows, else as
+    a TraceFile. Raises StaleTrace or BadTrace saying what is wrong."""
+    tf, extra = TraceFile.open(Path(path), key)
+    limit = spill_memory_rows() if memory_rows is None else memory_rows
+    if tf.warp_instructions <= limit and tf.n_pieces:
+        return tf.materialize(), extra
+    return tf, extra

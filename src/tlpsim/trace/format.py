@@ -8,12 +8,20 @@ then by execution order, with `warp_offsets` (CSR) giving each warp's rows:
 * `mem` — row into the memory table, or -1;
 * `vclass` — value-pattern class of the written register (VALUE_CLASSES), or -1.
 
-Memory table (one row per memory warp instruction): `mem_space` (SPACE_CODES),
+Memory table (one row per memory warp instruction, in trace order: the k-th row
+with `mem` >= 0 has memory row k, so any range of warps owns a contiguous range of
+memory rows and of sectors): `mem_space` (SPACE_CODES),
 `mem_size` (bytes per lane), `mem_sector_offsets` (CSR into `sectors`, the
 distinct 32-byte sectors touched, for global/local/const/generic accesses) and
 `mem_bank_degree` (shared-memory bank-conflict degree: the most distinct 4-byte
 words any one bank must deliver; 1 = conflict-free), one column per bank count of
 SHARED_BANK_COUNTS, so the timing model can use the configured number of banks.
+
+A `Trace` may also be one *piece* of a launch's trace: the warps `first_warp` ..
+`first_warp + n_warps - 1`, with warp-local `warp_offsets` and piece-local memory
+rows. A large launch's trace is a sequence of pieces streamed through a file
+(trace.spill); both kinds answer `piece_index(warp)` / `piece(k)`, so the timing
+model reads either one piece at a time.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-TRACE_FORMAT_VERSION = 3  # 3: files hold their key; the checksum covers the header
+TRACE_FORMAT_VERSION = 4  # 4: memory rows in trace order; files of pieces (trace.spill)
 SHARED_BANK_COUNTS = (8, 16, 32, 64)  # columns of mem_bank_degree
 SPACE_CODES = {"global": 0, "shared": 1, "local": 2, "const": 3, "param": 4, "kparam": 5, "generic": 6}
 SPACE_NAMES = {v: k for k, v in SPACE_CODES.items()}
@@ -61,6 +69,7 @@ class Trace:
     meta: dict = field(default_factory=dict)
     # cross-CTA reads of a running CTA's writes, (n, len(DEP_COLUMNS)) int64, by reader warp and position
     deps: np.ndarray = field(default_factory=lambda: np.zeros((0, len(DEP_COLUMNS)), dtype=np.int64))
+    first_warp: int = 0  # a piece: its first warp (warp_offsets, warp_rows are local to the piece)
 
     # ------------------------------------------------------------ totals
 
@@ -104,31 +113,27 @@ class Trace:
 
     def summary(self) -> dict:
         """Totals for reports: instruction mix, divergence, memory footprint and coalescing."""
-        n = max(self.warp_instructions, 1)
-        mem_rows = self.mem_space.size
-        global_like = np.isin(self.mem_space, [SPACE_CODES["global"], SPACE_CODES["generic"],
-                                               SPACE_CODES["local"], SPACE_CODES["const"]])
-        per_access = np.diff(self.mem_sector_offsets)[global_like] if mem_rows else np.zeros(0)
-        shared = self.mem_space == SPACE_CODES["shared"]
-        return {
-            "kernel": self.kernel,
-            "grid": list(self.grid),
-            "block": list(self.block),
-            "warps": self.n_warps,
-            "warp_instructions": self.warp_instructions,
-            "thread_instructions": self.thread_instructions,
-            "avg_active_lanes": self.active_thread_instructions / n,
-            "mix": self.opclass_counts(),
-            "memory_instructions": int(mem_rows),
-            "unique_sectors": int(np.unique(self.sectors).size),
-            "footprint_bytes": int(np.unique(self.sectors).size) * 32,
-            "avg_sectors_per_global_access": float(per_access.mean()) if per_access.size else 0.0,
-            "shared_accesses": int(shared.sum()),
-            "avg_shared_bank_degree": float(self.bank_degrees(32)[shared].mean()) if shared.any() else 0.0,
-            "value_classes": {VALUE_CLASSES[k]: int(v) for k, v in
-                              enumerate(np.bincount(self.vclass[self.vclass >= 0], minlength=len(VALUE_CLASSES)))
-                              if v},
-        }
+        from tlpsim.trace.pieces import summarize
+
+        return summarize(self)
+
+    # ------------------------------------------------------------ pieces (see trace.spill)
+
+    @property
+    def n_pieces(self) -> int:
+        return 1
+
+    def piece_index(self, warp: int) -> int:
+        return 0
+
+    def piece(self, k: int) -> "Trace":
+        if k != 0:
+            raise IndexError(f"an in-memory trace is one piece; there is no piece {k}")
+        return self
+
+    def materialize(self) -> "Trace":
+        """The whole trace in memory (this one)."""
+        return self
 
     # ------------------------------------------------------------ (de)serialisation
 
@@ -140,11 +145,12 @@ class Trace:
         return cls(kernel=header["kernel"], grid=tuple(header["grid"]), block=tuple(header["block"]),
                    n_warps=int(header["n_warps"]), warps_per_cta=int(header["warps_per_cta"]),
                    opclasses=tuple(header.get("opclasses", ())), meta=dict(header.get("meta", {})),
-                   **{k: arrays[k] for k in _ARRAYS})
+                   first_warp=int(header.get("first_warp", 0)), **{k: arrays[k] for k in _ARRAYS})
 
     def header(self) -> dict:
         return {"kernel": self.kernel, "grid": list(self.grid), "block": list(self.block), "n_warps": self.n_warps,
-                "warps_per_cta": self.warps_per_cta, "opclasses": list(self.opclasses), "meta": self.meta}
+                "warps_per_cta": self.warps_per_cta, "opclasses": list(self.opclasses), "meta": self.meta,
+                "first_warp": self.first_warp}
 
 
 def _popcount(x: np.ndarray) -> np.ndarray:
