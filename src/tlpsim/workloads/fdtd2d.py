@@ -1,4 +1,9 @@
-"""fdtd2d: 2D FDTD electromagnetics, three kernels per time step (Polybench FDTD-2D)."""
+"""fdtd2d: 2D FDTD electromagnetics, three kernels per time step (Polybench FDTD-2D).
+
+Stands in for: FDTD (Lee et al. HPCA 2014, Table 2: 3D FDTD, 16x16 CTAs, Type II: the variant
+fdtd2d_16x16); FDTD_1/FDTD_2 (GPUDuet Table 2: Polybench FDTD-2D).
+Trait that matters: three dependent memory-bound kernels per time step; thread-limited 32x8 CTAs (a
+`block` parameter gives other shapes)."""
 
 import numpy as np
 

@@ -1,4 +1,9 @@
-"""hotspot: 2D thermal stencil with pyramid time blocking in shared memory (Rodinia HotSpot)."""
+"""hotspot: 2D thermal stencil with pyramid time blocking in shared memory (Rodinia HotSpot).
+
+Stands in for: HS (EXPARS Table 3: calculate_temp; GPUDuet Table 2); hotspot (RegLess: all of
+Rodinia); 3DFD (Lee et al. HPCA 2014, Table 2: 16x16 CTAs, Type IV: the variant hotspot_16x16).
+Trait that matters: shared-memory-limited (15 KiB: 3 CTAs/SM on Fermi), barrier-heavy; 32x8 CTAs (a
+`block` parameter gives other shapes)."""
 
 import numpy as np
 

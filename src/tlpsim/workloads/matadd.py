@@ -1,4 +1,8 @@
-"""matadd: 2D element-wise matrix addition on a 2D grid (Polybench-style)."""
+"""matadd: 2D element-wise matrix addition on a 2D grid (Polybench-style).
+
+Stands in for: MADD (Lee et al. HPCA 2014, Table 2: 16x16 CTAs, Type II: the variant matadd_16x16).
+Trait that matters: streaming, thread-limited; 32x8 CTAs share no L1 line with their neighbours (a
+`block` parameter gives other shapes)."""
 
 import numpy as np
 

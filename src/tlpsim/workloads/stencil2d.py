@@ -1,4 +1,9 @@
-"""stencil2d: 5-point Jacobi sweeps of the 2D Laplace equation, one launch per sweep."""
+"""stencil2d: 5-point Jacobi sweeps of the 2D Laplace equation, one launch per sweep.
+
+Stands in for: LPS (Lee et al. HPCA 2014, Table 2: 3D Laplace solver, 16x8 CTAs, Type IV: the
+variant stencil2d_16x8).
+Trait that matters: thread-limited, neighbour reuse left to the L1/L2; 32x8 CTAs (a `block`
+parameter gives other shapes)."""
 
 import numpy as np
 

@@ -1,4 +1,9 @@
-"""transpose: 32x32 tiles staged through a padded shared-memory tile (SDK transpose, coalesced)."""
+"""transpose: 32x32 tiles staged through a padded shared-memory tile (SDK transpose, coalesced).
+
+Stands in for: TRAN (Lee et al. HPCA 2014, Table 2: 16x16 CTAs, Type II: the variant
+transpose_16x16).
+Trait that matters: shared-memory tile, register-limited 32x8 CTAs (a `block` parameter gives other
+shapes)."""
 
 import numpy as np
 
