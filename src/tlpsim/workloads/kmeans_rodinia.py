@@ -20,10 +20,11 @@ from tlpsim.workloads.registry import Check, kernel_source, register
 NF = 34      # features per point: Rodinia's kdd_cup input
 MAXK, MAXF = 16, 64   # must match kernels/kmeans_rodinia.cu
 BLOCK = 256  # Rodinia's BLOCK_SIZE
-# (points, clusters, iterations); paper: kdd_cup, 494020 points, k = 5 (Rodinia's default). Point counts
+# (points, clusters, iterations); paper: kdd_cup, 494020 points, k = 5 (Rodinia's default), one
+# launch (Lee et al.'s KMN: 1 kernel, 1936 CTAs). Point counts
 # avoid large powers of two: the feature-major stride (4 x points bytes) would map a warp's 34
 # feature lines onto the same cache sets.
-SIZES = {"tiny": (1000, 5, 2), "small": (16000, 5, 2), "study": (175000, 5, 1), "paper": (494020, 5, 5)}
+SIZES = {"tiny": (1000, 5, 2), "small": (16000, 5, 2), "study": (175000, 5, 1), "paper": (494020, 5, 1)}
 
 
 def points(n, k, rng):

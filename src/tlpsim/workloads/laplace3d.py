@@ -6,9 +6,8 @@ Type IV) and the large-footprint 3D stencils of the papers (3DFD there; SRAD-lik
 multi-array stencils).
 Trait that matters: a large per-CTA cache footprint. A 16x8 CTA re-reads each plane
 of its tile (with a one-point halo) in three consecutive z steps and across its rows,
-a window of about 7.5 KiB; threads, not registers, limit occupancy (8 CTAs per Fermi
-SM), so from about 3 CTAs per SM the windows no longer fit a 16 KiB L1 and the reuse
-goes to the L2. One launch per sweep, ping-ponging two volumes.
+a window of about 7.5 KiB; CTA slots limit occupancy (8 CTAs per Fermi SM), so from
+about 3 CTAs per SM the windows no longer fit a 16 KiB L1 and the reuse goes to the L2. One launch per sweep, ping-ponging two volumes.
 
 Verification is exact: the kernel adds the six neighbours left to right in float32 and
 multiplies by 1/6, and the NumPy reference does the same."""
@@ -19,9 +18,9 @@ import tlpsim as cp
 from tlpsim.workloads.registry import compare, kernel_source, register
 
 BLOCK = (16, 8)   # the paper's LPS CTA
-# nx, ny, nz, sweeps
+# nx, ny, nz, sweeps; paper: Lee et al.'s LPS, one launch of 2048 16x8 CTAs (512 x 512 columns)
 SIZES = {"tiny": (40, 20, 6, 2), "small": (128, 128, 16, 2), "study": (528, 264, 8, 1),
-         "paper": (512, 512, 128, 10)}
+         "paper": (512, 512, 64, 1)}
 
 
 def reference(u, sweeps):

@@ -6,7 +6,7 @@ Trait that matters: an irregular, read-only index search, one thread per query. 
 search starts at the same few suffix-array entries (shared, cacheable) and ends
 scattered over an index much larger than the L2 (at `study`: 1 Mbase reference and a
 4 MiB suffix array against the GTX480's 768 KiB L2), and each thread re-reads its
-query's bases at every step. With 128-thread CTAs, threads limit occupancy (8 CTAs per
+query's bases at every step. With 128-thread CTAs, CTA slots limit occupancy (8 per
 Fermi SM); the more warps share the 16 KiB L1, the less of the shared top levels and
 of the queries stays there.
 
@@ -24,8 +24,9 @@ QLEN = 32     # bases per query (matches kernels/mummer.cu)
 BLOCK = 128
 MUTATION = 0.03   # per-base substitution rate of the queries drawn from the reference
 RANDOM_SHARE = 0.25   # queries that are random sequence (short matches only)
-# (reference bases, queries)
-SIZES = {"tiny": (4096, 1024), "small": (1 << 18, 16384), "study": (1 << 20, 139264), "paper": (1 << 22, 1 << 20)}
+# (reference bases, queries); paper: Lee et al.'s MUM input, 196 CTAs of 256 threads (50176 queries),
+# against a 4 Mbase reference (a bacterial genome's length)
+SIZES = {"tiny": (4096, 1024), "small": (1 << 18, 16384), "study": (1 << 20, 139264), "paper": (1 << 22, 50176)}
 CHUNK = 1 << 16   # queries per step of the NumPy reference (bounds its memory)
 
 

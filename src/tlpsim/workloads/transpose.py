@@ -33,6 +33,6 @@ def run(size, rng, block=BLOCK):
     return [compare("out", dy.get(), x.T)]  # pure data movement: exact
 
 
-register_variant("transpose", "transpose_16x16", "transpose with the paper's 16x16 CTAs (TRAN in Lee et al.'s Table 2): "
-                 "a 16x16 tile, one element per thread, so adjacent CTAs read and write halves of the same "
-                 "128 B lines", stands_for=("TRAN",), block=(16, 16))
+register_variant("transpose", "transpose_16x16", "transpose with the paper's 16x16 CTAs (TRAN in Lee et al.'s "
+                 "Table 2): a 16x16 tile, one element per thread, so adjacent CTAs read and write halves of the "
+                 "same 128 B lines", stands_for=("TRAN",), block=(16, 16))
