@@ -1,7 +1,7 @@
 """stencil2d: 5-point Jacobi sweeps of the 2D Laplace equation, one launch per sweep.
 
-Stands in for: LPS (Lee et al. HPCA 2014, Table 2: 3D Laplace solver, 16x8 CTAs, Type IV: the
-variant stencil2d_16x8).
+Stands in for: LPS in 2D (Lee et al. HPCA 2014, Table 2: 3D Laplace solver, 16x8 CTAs, Type IV; the
+variant stencil2d_16x8 has that shape, and `laplace3d` is the 3D solver itself); Jacobi-2D stencils.
 Trait that matters: thread-limited, neighbour reuse left to the L1/L2; 32x8 CTAs (a `block`
 parameter gives other shapes)."""
 
