@@ -148,3 +148,20 @@ def test_laplace3d_reference_is_the_six_point_mean_with_fixed_faces():
     assert v[1, 1, 1] == np.float32(18.0) * (np.float32(1) / np.float32(6))
     assert v[0, 1, 1] == 12.0 and v[1, 1, 2] == 0.0   # faces copied; (1, 1, 2)'s neighbours are all 0
     assert v[1, 2, 2] == np.float32(6.0) * (np.float32(1) / np.float32(6))
+
+
+# ---------------------------------------------------------------- fd3d
+
+
+def test_fd3d_reference_is_the_radius_4_stencil_of_an_impulse():
+    from tlpsim.workloads.fd3d import COEFF, reference
+
+    u = np.zeros((13, 13, 13), np.float32)
+    u[6, 6, 6] = 1.0
+    out, mag = reference(u)
+    assert out[6, 6, 6] == pytest.approx(COEFF[0])
+    for r in range(1, 5):   # the impulse reaches the interior points at distance r along each axis
+        for p in ((6, 6, 6 + r), (6, 6 - r, 6), (6 + r, 6, 6)):
+            if all(4 <= c <= 8 for c in p):
+                assert out[p] == pytest.approx(COEFF[r]) and mag[p] == pytest.approx(abs(COEFF[r]))
+    assert out[5, 5, 6] == 0.0 and out[0, 6, 6] == 0.0   # off-axis points and the halo get nothing
