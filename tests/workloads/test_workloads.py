@@ -45,8 +45,10 @@ def test_coverage_targets_met(rows):
 
 
 def test_docs_table_is_generated_from_the_registry(rows):
-    assert DOC.read_text() == cat.markdown(rows, "gtx480"), \
-        "docs/workloads.md is stale: regenerate with `tlpsim workloads --markdown > docs/workloads.md`"
+    # the generated catalogue opens the page; hand-written sections follow it
+    assert DOC.read_text().startswith(cat.markdown(rows, "gtx480")), \
+        ("docs/workloads.md is stale: replace its part above the hand-written sections with "
+         "`tlpsim workloads --markdown`")
 
 
 def test_unknown_workload_and_size_are_clear_errors():

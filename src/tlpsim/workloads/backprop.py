@@ -2,7 +2,12 @@
 
 Forward pass of the input->hidden layer on the device (16x16 CTAs on a (1, n/16)
 grid, shared-memory tree reduction), the small hidden->output layer and deltas on
-the host, then the momentum weight update on the device."""
+the host, then the momentum weight update on the device.
+
+Stands in for: BP (Lee et al. HPCA 2014, Table 2: 16x16 CTAs, Type II); BP_1/BP_2 (GPUDuet Table 2);
+backprop (RegLess: all of Rodinia).
+Trait that matters: 16x16 CTAs, thread-limited (6 CTAs/SM on Fermi); shared-memory tree reduction
+with barriers."""
 
 import numpy as np
 

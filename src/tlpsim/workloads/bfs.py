@@ -1,4 +1,9 @@
-"""bfs: level-synchronous breadth-first search on a skewed random CSR graph (Rodinia BFS)."""
+"""bfs: level-synchronous breadth-first search on a skewed random CSR graph (Rodinia BFS).
+
+Stands in for: BFS (Lee et al. HPCA 2014, Table 2: 512-thread CTAs, Type II; ours 256); BFS (GPUDuet
+Table 2); bfs (RegLess: all of Rodinia).
+Trait that matters: irregular, divergent frontier expansion over many dependent launches; bfs_expand
+register-limited."""
 
 from collections import deque
 

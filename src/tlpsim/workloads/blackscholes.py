@@ -1,7 +1,11 @@
 """blackscholes: Black-Scholes European option pricing (CUDA SDK BlackScholes).
 
 Grid-stride loop, SFU-heavy (log, sqrt, 3x exp, divisions via fast intrinsics),
-compute-bound. Verified against the same formula (same CDF polynomial) in float64."""
+compute-bound. Verified against the same formula (same CDF polynomial) in float64.
+
+Stands in for: BLK (Lee et al. HPCA 2014, Table 2: 128-thread CTAs, Type IV); SDK BlackScholes.
+Trait that matters: 128-thread CTAs, so CTA slots limit occupancy (8/SM on Fermi); SFU-heavy
+streaming."""
 
 import numpy as np
 

@@ -1,4 +1,7 @@
-"""btree: point and range queries on a static implicit B+tree in global memory (Rodinia b+tree)."""
+"""btree: point and range queries on a static implicit B+tree in global memory (Rodinia b+tree).
+
+Stands in for: BT (EXPARS Table 3: findRangeK; GPUDuet Table 2); b+tree (RegLess: all of Rodinia).
+Trait that matters: pointer-chasing tree descent, divergent; thread-limited 256-thread CTAs."""
 
 import numpy as np
 

@@ -1,4 +1,8 @@
-"""conv2d: 2D convolution, constant-memory filter, shared-memory input tile with halo."""
+"""conv2d: 2D convolution, constant-memory filter, shared-memory input tile with halo.
+
+Stands in for: CONV (GPUDuet Table 2: Polybench 2DCONV).
+Trait that matters: 32x8 CTAs, shared-memory-limited (a 15 KiB tile: 3 CTAs/SM on Fermi),
+constant-memory filter."""
 
 import numpy as np
 

@@ -1,4 +1,8 @@
-"""convsep: separable convolution, a rows pass and a columns pass (SDK convolutionSeparable)."""
+"""convsep: separable convolution, a rows pass and a columns pass (SDK convolutionSeparable).
+
+Stands in for: CONV (Lee et al. HPCA 2014, Table 2: SDK convolutionSeparable, 16x8 CTAs, Type I;
+ours 32x8); CONV (EXPARS Table 3: convolutionRowsKernel).
+Trait that matters: two passes: conv_rows register-limited, conv_cols shared-memory-limited."""
 
 import numpy as np
 

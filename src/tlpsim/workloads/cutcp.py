@@ -3,7 +3,11 @@
 Atoms are streamed through constant memory in chunks of up to 2048 (one launch
 per chunk, accumulating into the lattice); each thread computes 8 lattice points
 of a row, holding 8 partial energies in registers (48 registers: register-
-limited on Fermi). Per atom and point: a few FMAs and one rsqrt."""
+limited on Fermi). Per atom and point: a few FMAs and one rsqrt.
+
+Stands in for: CP (Lee et al. HPCA 2014, Table 2: 16x8 CTAs, Type II); CP (GPUDuet Table 2: Parboil
+cutcp).
+Trait that matters: 16x8 CTAs, register-limited (48 registers), compute-bound."""
 
 import numpy as np
 

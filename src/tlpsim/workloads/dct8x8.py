@@ -4,7 +4,10 @@ Each 32x4-thread CTA transforms a 64x32 tile (8.1 KiB of shared memory:
 shared-memory-limited on Fermi): coalesced load, row pass, barrier, column
 pass, coalesced store; two 8-point vectors (16 values) per thread in registers,
 transformed with immediate-coefficient butterflies. Forward then inverse launch;
-both the coefficients and the reconstruction are checked."""
+both the coefficients and the reconstruction are checked.
+
+Stands in for: SDK dct8x8.
+Trait that matters: 32x4 CTAs, shared-memory-limited (8.1 KiB per CTA)."""
 
 import numpy as np
 

@@ -2,7 +2,10 @@
 pivot (Rodinia gaussian): 2(n-1) small launches with shrinking grids of 64-thread CTAs.
 
 Verified against the same elimination in float64 and by back-substituting the
-device's triangular system against numpy.linalg.solve."""
+device's triangular system against numpy.linalg.solve.
+
+Stands in for: gaussian (RegLess: all of Rodinia).
+Trait that matters: 2(n-1) small launches with shrinking grids (fixed by the algorithm)."""
 
 import numpy as np
 

@@ -1,7 +1,10 @@
 """histogram: 256-bin byte histogram with shared-memory privatisation and global atomics
 (SDK histogram256 / Parboil histo). Two variants run on the same input: one 1 KiB
 histogram per CTA, and 16 half-warp sub-histograms (16 KiB per CTA, shared-memory-limited
-occupancy on Fermi)."""
+occupancy on Fermi).
+
+Stands in for: Parboil histo / SDK histogram256.
+Trait that matters: shared and global atomics; histo_subhist shared-memory-limited."""
 
 import numpy as np
 

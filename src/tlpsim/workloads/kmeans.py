@@ -4,7 +4,12 @@ Per iteration: assignment (features in registers, centroids in constant memory,
 register-limited occupancy), per-CTA accumulation with shared then global atomics,
 and a centroid update; the host copies the centroids into constant memory between
 iterations. Every iteration is verified against a float64 NumPy reference computed
-from the centroids the device actually used."""
+from the centroids the device actually used.
+
+Stands in for: KM (GPUDuet Table 2: Rodinia kmeans, 494,020 points); kmeans (RegLess: all of
+Rodinia). Lee et al.'s KMN is `kmeans_rodinia`.
+Trait that matters: register-heavy assignment (62 registers: 2 CTAs/SM on Fermi), four kernels over
+dependent iterations."""
 
 import numpy as np
 

@@ -4,7 +4,11 @@ One fused pull-stream + BGK-collide kernel per time step (ping-pong buffers),
 periodic box with solid walls at y = 0 and y = ny-1 plus spherical obstacles
 (bounce-back: a branch), driven by a body force along x. The 19
 distributions are held in registers (56 with -maxrregcount=63: register-
-limited on Fermi); each cell streams 19 floats in and 19 out."""
+limited on Fermi); each cell streams 19 floats in and 19 out.
+
+Stands in for: LBM (Lee et al. HPCA 2014, Table 2: 100-thread CTAs, Type IV; ours 32x4); LBM (EXPARS
+Table 3; GPUDuet Table 2).
+Trait that matters: register-limited (56 registers), streams 19 distributions per cell."""
 
 import numpy as np
 

@@ -4,7 +4,11 @@ Per 16-column block step: a 1-CTA diagonal factorisation, a perimeter kernel
 (row block of U and column block of L, the two half-warps on different loops) and
 a 2D-grid internal update of the shrinking trailing submatrix. The input is
 diagonally dominant so no pivoting is needed; verified against a float64
-Doolittle factorisation and by reconstructing A = L U."""
+Doolittle factorisation and by reconstructing A = L U.
+
+Stands in for: lud (RegLess: all of Rodinia).
+Trait that matters: 16x16 CTAs on shrinking grids (fixed by the algorithm), register-limited
+internal kernel."""
 
 import numpy as np
 

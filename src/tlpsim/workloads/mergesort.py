@@ -3,7 +3,10 @@
 ms_tile_sort bitonic-sorts 2048-pair tiles in 16 KiB of shared memory (barrier
 after each of the 66 steps, data-dependent swaps: divergent; shared-memory-
 limited on Fermi), then log2(n/2048) ms_merge_pass launches merge neighbouring
-runs, each thread binary-searching its rank in the partner run."""
+runs, each thread binary-searching its rank in the partner run.
+
+Stands in for: MERG (EXPARS Table 3: SDK mergeSortShared).
+Trait that matters: shared-memory-limited bitonic tile sort, divergent merge passes."""
 
 import numpy as np
 

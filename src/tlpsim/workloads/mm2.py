@@ -1,4 +1,7 @@
-"""mm2: Polybench 2MM, D = alpha*A*B*C + beta*D as two dependent GEMM launches."""
+"""mm2: Polybench 2MM, D = alpha*A*B*C + beta*D as two dependent GEMM launches.
+
+Stands in for: MM (GPUDuet Table 2: Polybench 2MM).
+Trait that matters: register-limited (48 registers), cache-sensitive global re-reads."""
 
 import numpy as np
 

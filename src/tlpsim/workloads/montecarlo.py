@@ -4,7 +4,11 @@ Per-thread xorshift128 generator and Box-Muller transform (log/sqrt/sin/cos/exp 
 the SFU), a long per-thread path loop, a shared-memory CTA reduction and a
 finalize kernel. The reference replays the very same random streams in NumPy
 (uint32 arithmetic) and prices them in float64, so the check is tight and
-deterministic, not statistical."""
+deterministic, not statistical.
+
+Stands in for: EIP (Lee et al. HPCA 2014, Table 2: 256-thread 1D CTAs, Type III); MC and EST (EXPARS
+Table 3: SDK MonteCarlo, EstimatePiInlineP).
+Trait that matters: in-kernel random numbers, SFU-heavy, register-limited; 1D CTAs on a 2D grid."""
 
 import numpy as np
 

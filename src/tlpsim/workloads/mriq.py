@@ -3,7 +3,10 @@
 Two kernels: |phi|^2 per k-space sample, then one ComputeQ launch per chunk of
 (up to) 1024 samples copied into constant memory. Every thread owns a voxel and sums
 |phi_k|^2 * (cos, sin)(2*pi k.x) over the chunk: SFU-heavy, compute-bound, with
-uniform (broadcast) constant-memory reads."""
+uniform (broadcast) constant-memory reads.
+
+Stands in for: MQ (EXPARS Table 3: Parboil ComputeQ_GPU).
+Trait that matters: SFU-heavy, compute-bound, CTA-slot and register limited."""
 
 import numpy as np
 

@@ -2,7 +2,10 @@
 
 One thread per body; bodies are staged through shared memory in 128-body tiles
 and every pair costs ~15 instructions around one rsqrt (compute-bound,
-SFU-heavy). One launch per time step with ping-pong position buffers."""
+SFU-heavy). One launch per time step with ping-pong position buffers.
+
+Stands in for: SDK nbody.
+Trait that matters: compute-bound, register-limited (40 registers), shared-memory tiles."""
 
 import numpy as np
 

@@ -3,7 +3,10 @@
 A streaming distance kernel (4 records per thread, grid-stride, coalesced float2
 loads, one sqrt each) with a per-CTA argmin in shared memory, then a one-CTA
 kernel that reduces the per-CTA candidates. Memory-bound: 12 bytes moved per
-record for a handful of instructions."""
+record for a handful of instructions.
+
+Stands in for: nn (RegLess: all of Rodinia).
+Trait that matters: streaming distance kernel, register-limited, then a one-CTA reduction."""
 
 import numpy as np
 

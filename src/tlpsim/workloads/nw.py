@@ -3,7 +3,10 @@
 One launch per block diagonal (2n/16 - 1 launches, 1..n/16 CTAs each) of
 16-thread CTAs -- so occupancy is bounded by CTA slots -- each sweeping its
 16x16 tile in shared memory with 31 barrier-separated, partly idle steps.
-Integer scores, verified exactly."""
+Integer scores, verified exactly.
+
+Stands in for: nw (RegLess: all of Rodinia).
+Trait that matters: 16-thread CTAs (CTA-slot-limited), a wavefront of growing then shrinking grids."""
 
 import numpy as np
 

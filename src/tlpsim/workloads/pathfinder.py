@@ -2,7 +2,10 @@
 (Rodinia pathfinder).
 
 Each launch advances `pyramid` rows; 256-thread CTAs overlap by 2*pyramid columns
-and lanes fall idle as the valid region shrinks. Integer costs, verified exactly."""
+and lanes fall idle as the valid region shrinks. Integer costs, verified exactly.
+
+Stands in for: pathfinder (RegLess: all of Rodinia).
+Trait that matters: thread-limited, lanes idle as the pyramid shrinks, barrier-heavy."""
 
 import numpy as np
 

@@ -8,7 +8,10 @@ spheres. Sky, floor, matte and mirror hits, lit and shadowed points take
 different paths (divergent); every ray-sphere test takes a sqrt and normals,
 light and half vectors take rsqrt, highlights lg2/ex2 -- but a ray-sphere test
 is ~25 instructions, so SFU operations are only ~2% of the warp instructions
-(not tagged sfu-heavy)."""
+(not tagged sfu-heavy).
+
+Stands in for: RAY (Lee et al. HPCA 2014, Table 2: 16x8 CTAs, Type II).
+Trait that matters: 16x8 CTAs, register-limited (45 registers), divergent."""
 
 import numpy as np
 

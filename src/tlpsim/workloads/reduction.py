@@ -1,4 +1,7 @@
-"""reduction: two-launch parallel sum (shared-memory tree + warp shuffles), SDK reduction."""
+"""reduction: two-launch parallel sum (shared-memory tree + warp shuffles), SDK reduction.
+
+Stands in for: SDK reduction.
+Trait that matters: thread-limited, a second single-CTA launch."""
 
 import numpy as np
 

@@ -4,6 +4,7 @@ at three input sizes (tiny, small, paper), with inputs generated from a seed."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 import time
@@ -53,6 +54,8 @@ class Workload:
     run: Callable[[str, np.random.Generator], list[Check]]
     stands_for: tuple[str, ...] = ()  # benchmark names in the papers this one stands in for
     traits: tuple[str, ...] = ()      # e.g. "2d-grid", "divergent", "cache-sensitive", "multi-kernel"
+    variant_of: str = ""              # the workload this one re-runs with other parameters ("" if none)
+    params: tuple[tuple[str, object], ...] = ()  # the keyword arguments a variant passes to its base's driver
 
     @property
     def source_path(self) -> Path:
@@ -86,6 +89,25 @@ def register(name: str, description: str, source: str, *, stands_for=(), traits=
         return fn
 
     return deco
+
+
+def register_variant(base: str, name: str, description: str, *, stands_for=(), traits=None, **params):
+    """Register `name` as `base`'s driver run with keyword `params` (e.g. block=(16, 16)).
+
+    A variant is a workload in its own right: its name is what `tlpsim run`, sweeps,
+    run keys and experiments carry, so two parameter sets never share a cached result,
+    and the base's results are untouched. It shares the base's sizes and source file.
+    Call it in the base's module, after the base is registered."""
+    if base not in WORKLOADS:
+        raise RuntimeError(f"variant {name!r}: base workload {base!r} is not registered")
+    if name in WORKLOADS:
+        raise RuntimeError(f"workload {name!r} registered twice")
+    if not params:
+        raise RuntimeError(f"variant {name!r} of {base!r} sets no parameter")
+    wl = WORKLOADS[base]
+    WORKLOADS[name] = Workload(name, description, wl.source, functools.partial(wl.run, **params),
+                               tuple(stands_for), tuple(wl.traits if traits is None else traits),
+                               variant_of=base, params=tuple(sorted(params.items())))
 
 
 def load_workloads() -> dict[str, Workload]:

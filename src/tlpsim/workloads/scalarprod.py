@@ -1,4 +1,7 @@
-"""scalarprod: batched dot products, one CTA per vector pair (SDK scalarProd)."""
+"""scalarprod: batched dot products, one CTA per vector pair (SDK scalarProd).
+
+Stands in for: SDK scalarProd.
+Trait that matters: one CTA per vector pair, barrier-heavy."""
 
 import numpy as np
 

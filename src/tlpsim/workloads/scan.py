@@ -1,4 +1,7 @@
-"""scan: exclusive prefix sum of a uint32 array in three launches (SDK scan / Parboil-style)."""
+"""scan: exclusive prefix sum of a uint32 array in three launches (SDK scan / Parboil-style).
+
+Stands in for: SDK scan / Parboil-style prefix sum.
+Trait that matters: three launches, the middle one a single CTA."""
 
 import numpy as np
 

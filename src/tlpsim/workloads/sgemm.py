@@ -1,4 +1,8 @@
-"""sgemm: shared-memory tiled GEMM with 4x4 register tiles per thread (Parboil SGEMM / SDK matrixMul)."""
+"""sgemm: shared-memory tiled GEMM with 4x4 register tiles per thread (Parboil SGEMM / SDK matrixMul).
+
+Stands in for: MMUL (Lee et al. HPCA 2014, Table 2: 16x16 CTAs, Type I); SGE (EXPARS Table 3:
+Parboil mysgemmNT); MMS (GPUDuet Table 2: SDK matrixMul).
+Trait that matters: 16x16 CTAs, register-limited (64 registers), compute-bound."""
 
 import numpy as np
 

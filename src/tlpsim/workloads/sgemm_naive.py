@@ -1,4 +1,7 @@
-"""sgemm_naive: one thread per output element GEMM straight from global memory."""
+"""sgemm_naive: one thread per output element GEMM straight from global memory.
+
+Stands in for: GEMM (GPUDuet Table 2: Polybench GEMM).
+Trait that matters: 16x16 CTAs, register-limited, cache-sensitive global re-reads."""
 
 import numpy as np
 

@@ -3,7 +3,10 @@
 The matrix has heavily skewed (log-normal) row lengths, mean ~10 and a tail of
 a few hundred, with column indices mostly near the diagonal and partly uniform:
 the scalar kernel (thread per row) diverges on row length and gathers x
-irregularly; the vector kernel (warp per row) reduces with warp shuffles."""
+irregularly; the vector kernel (warp per row) reduces with warp shuffles.
+
+Stands in for: SPMV (GPUDuet Table 2: Parboil spmv).
+Trait that matters: irregular gathers, divergent row lengths, register-limited (48 registers)."""
 
 import numpy as np
 

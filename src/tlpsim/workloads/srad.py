@@ -1,4 +1,8 @@
-"""srad: speckle-reducing anisotropic diffusion, two kernels per iteration (Rodinia SRAD)."""
+"""srad: speckle-reducing anisotropic diffusion, two kernels per iteration (Rodinia SRAD).
+
+Stands in for: SRAD (Lee et al. HPCA 2014, Table 2: 16x16 CTAs, Type II); srad (RegLess: all of
+Rodinia).
+Trait that matters: 16x16 CTAs, thread- and register-limited, memory-bound."""
 
 import numpy as np
 

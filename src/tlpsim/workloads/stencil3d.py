@@ -1,4 +1,8 @@
-"""stencil3d: 7-point 3D stencil marching in z with register-held columns (Parboil stencil)."""
+"""stencil3d: 7-point 3D stencil marching in z with register-held columns (Parboil stencil).
+
+Stands in for: STN (Lee et al. HPCA 2014, Table 2: 32x4 CTAs, Type IV); ST (EXPARS Table 3: Parboil
+block2D_hybrid_coarsen_x; GPUDuet Table 2).
+Trait that matters: 32x4 CTAs marching in z, register-limited (48 registers)."""
 
 import numpy as np
 

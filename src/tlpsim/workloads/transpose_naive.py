@@ -1,4 +1,7 @@
-"""transpose_naive: one element per thread, coalesced reads and scattered writes."""
+"""transpose_naive: one element per thread, coalesced reads and scattered writes.
+
+Stands in for: SDK transpose (naive).
+Trait that matters: thread-limited, coalesced reads and scattered writes."""
 
 import numpy as np
 

@@ -1,4 +1,7 @@
-"""vecadd: streaming element-wise addition (CUDA SDK vectorAdd)."""
+"""vecadd: streaming element-wise addition (CUDA SDK vectorAdd).
+
+Stands in for: VADD (Lee et al. HPCA 2014, Table 2: 256-thread CTAs, Type II); SDK vectorAdd.
+Trait that matters: thread-limited streaming."""
 
 import numpy as np
 

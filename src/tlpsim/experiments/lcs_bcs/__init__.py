@@ -88,9 +88,12 @@ class LcsBcs(Experiment):
     # ------------------------------------------------------------ the runs
 
     def workloads(self) -> list[str]:
+        """Every built-in workload, and of the shape variants (`registry.register_variant`)
+        only those standing in for a benchmark of the paper."""
         from tlpsim.workloads.registry import load_workloads
 
-        return sorted(load_workloads())
+        study = set(self.study())
+        return sorted(n for n, wl in load_workloads().items() if not wl.variant_of or n in study)
 
     def study(self) -> list[str]:
         return [b.workload for b in BENCHMARKS]

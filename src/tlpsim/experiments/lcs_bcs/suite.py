@@ -30,28 +30,32 @@ BENCHMARKS: tuple[PaperBenchmark, ...] = (
                    "Parboil's cutoff variant of Coulombic potential, 16x8 CTAs"),
     PaperBenchmark("RAY", "Ray Tracing", "16x8", "II", "raycast", "a ray caster with 16x8 CTAs"),
     PaperBenchmark("SRAD", "Structured Grid (SRAD)", "16x16", "II", "srad", "Rodinia SRAD, 16x16 CTAs"),
-    PaperBenchmark("MADD", "Matrix Addition", "16x16", "II", "matadd", "matrix addition on a 2D grid (32x8 CTAs)"),
-    PaperBenchmark("TRAN", "Transpose", "16x16", "II", "transpose",
-                   "the SDK's coalesced transpose through a shared-memory tile (32x8 CTAs)"),
+    PaperBenchmark("MADD", "Matrix Addition", "16x16", "II", "matadd_16x16",
+                   "matrix addition on a 2D grid with the paper's 16x16 CTAs"),
+    PaperBenchmark("TRAN", "Transpose", "16x16", "II", "transpose_16x16",
+                   "the SDK's coalesced transpose through a shared-memory tile, 16x16 tiles and CTAs"),
     PaperBenchmark("VADD", "Vector Addition", "256", "II", "vecadd", "the SDK vectorAdd, 256-thread CTAs"),
-    PaperBenchmark("FDTD", "3D Finite-Difference Time-Domain", "16x16", "II", "fdtd2d",
-                   "FDTD update kernels, in 2D (32x8 CTAs)"),
-    PaperBenchmark("KMN", "Kmeans", "256", "III", "kmeans", "Rodinia k-means, 256-thread CTAs"),
-    PaperBenchmark("MUM", "MUMmerGPU", "256", "III", "btree",
-                   "irregular pointer-chasing tree search (B+tree queries, 256-thread CTAs); MUMmer walks a "
-                   "suffix tree through the texture cache"),
+    PaperBenchmark("FDTD", "3D Finite-Difference Time-Domain", "16x16", "II", "fdtd2d_16x16",
+                   "FDTD update kernels, in 2D, with the paper's 16x16 CTAs"),
+    PaperBenchmark("KMN", "Kmeans", "256", "III", "kmeans_rodinia",
+                   "Rodinia's kmeansPoint: one ~20-register kernel re-reading each point's features per cluster, "
+                   "256-thread CTAs"),
+    PaperBenchmark("MUM", "MUMmerGPU", "256", "III", "mummer",
+                   "longest-match search of short DNA queries in a suffix array, one thread per query (128-thread "
+                   "CTAs); MUMmerGPU walks a suffix tree through the texture cache"),
     PaperBenchmark("EIP", "EstimatePiInlineP", "256", "III", "montecarlo",
                    "in-kernel random numbers and a per-CTA reduction, 256-thread CTAs (Monte-Carlo pricing)"),
-    PaperBenchmark("3DFD", "3D finite difference", "16x16", "IV", "hotspot",
-                   "a finite-difference stencil stepped in time over a 2D grid (32x8 CTAs); the SDK FDTD3d marches a "
+    PaperBenchmark("3DFD", "3D finite difference", "16x16", "IV", "hotspot_16x16",
+                   "a finite-difference stencil stepped in time over a 2D grid, 16x16 CTAs; the SDK FDTD3d marches a "
                    "3D volume"),
     PaperBenchmark("BLK", "Black-Scholes option pricing", "128", "IV", "blackscholes",
                    "the SDK BlackScholes, 128-thread CTAs"),
     PaperBenchmark("STN", "Seven point stencil", "32x4", "IV", "stencil3d",
                    "Parboil's 7-point stencil, 32x4 CTAs marching in z"),
     PaperBenchmark("LBM", "Lattice-Boltzmann Method", "100", "IV", "lbm", "Parboil LBM (D3Q19), 32x4 CTAs"),
-    PaperBenchmark("LPS", "3D Laplace Solver", "16x8", "IV", "stencil2d",
-                   "Jacobi sweeps of a Laplace problem, in 2D (32x8 CTAs); LPS sweeps a 3D volume"),
+    PaperBenchmark("LPS", "3D Laplace Solver", "16x8", "IV", "laplace3d",
+                   "GPGPU-Sim's laplace3d itself: 16x8 CTAs, each thread marching a column in z with every "
+                   "neighbour read from global memory"),
 )
 
 

@@ -9,10 +9,17 @@
 // global memory. Temperature is double-buffered in shared memory: 3 tiles = 15 KiB, so
 // three CTAs fill a Fermi SM's 48 KiB. The launch bound caps the kernel at 32 registers
 // (no spills), so registers would allow four CTAs and shared memory is the sole limiter.
+// Other CTA shapes compile with -DTILE_X=<x> -DTILE_Y=<rows> -DBLOCK_Y=<y>.
 
+#ifndef TILE_X
 #define TILE_X 32
+#endif
+#ifndef TILE_Y
 #define TILE_Y 40
+#endif
+#ifndef BLOCK_Y
 #define BLOCK_Y 8                 // threads per CTA: TILE_X x BLOCK_Y, TILE_Y / BLOCK_Y rows each
+#endif
 #define ROWS (TILE_Y / BLOCK_Y)
 
 extern "C" __global__ void __launch_bounds__(TILE_X * BLOCK_Y, 8)

@@ -2,9 +2,14 @@
 // A 32x8 CTA moves a 32x32 tile, each thread handling 4 rows of it. The tile is read
 // with coalesced row accesses, staged in shared memory padded to 33 columns so the
 // column-wise reads are bank-conflict free, and written back with coalesced rows of
-// `out`.
+// `out`. Other CTA shapes compile with -DTILE=<x> -DROWS=<y> (a TILE x ROWS CTA moves a
+// TILE x TILE tile; ROWS divides TILE).
+#ifndef TILE
 #define TILE 32
+#endif
+#ifndef ROWS
 #define ROWS 8
+#endif
 
 extern "C" __global__ void transpose_tiled(const float* __restrict__ in, float* __restrict__ out,
                                            int rows, int cols) {
