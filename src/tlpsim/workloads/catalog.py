@@ -37,13 +37,13 @@ class KernelRow:
     launches: int  # launches of the whole workload at `tiny`
 
 
-def preset_limits(preset: str) -> tuple[SMLimits, int | None]:
-    """The SM limits and the register cap kernels are compiled with, from a preset."""
+def preset_limits(preset: str) -> tuple[SMLimits, dict]:
+    """The SM limits and the compile options (toolchain, arch, register cap) of a preset."""
     from tlpsim.config.loader import load_config
     from tlpsim.timing.builder import sm_limits
 
     cfg = load_config(preset)
-    return sm_limits(cfg), cfg.gpu.maxrregcount
+    return sm_limits(cfg), cfg.gpu.compile_options
 
 
 def catalog(preset: str = "gtx480", names: list[str] | None = None) -> list[KernelRow]:
@@ -51,12 +51,12 @@ def catalog(preset: str = "gtx480", names: list[str] | None = None) -> list[Kern
     import tlpsim
     from tlpsim.workloads.registry import load_workloads
 
-    limits, maxrreg = preset_limits(preset)
+    limits, compile_options = preset_limits(preset)
     rows: list[KernelRow] = []
     table = load_workloads()
     for name in names or sorted(table):
         wl = table[name]
-        with tlpsim.Device(trace=False, maxrregcount=maxrreg):
+        with tlpsim.Device(trace=False, **compile_options):
             result = wl.execute("tiny")
         seen = set()
         for rec in result.launches:
