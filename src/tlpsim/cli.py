@@ -169,7 +169,7 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
     if mode == "functional":  # compile as the preset's timing run does, so both execute the same PTX
         from tlpsim.config.loader import load_config
 
-        gpu = load_config(preset).gpu
+        gpu = load_config(preset, params.overrides).gpu  # only the compile keys may be set here (sweep.job)
         limits.update(gpu.compile_options)
     outcome = execute(params, poison_dead=poison_dead, device_options=limits,
                       on_device=lambda dev: RunProgress(dev, f"{workload} ({size})"))

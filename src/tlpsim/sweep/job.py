@@ -96,6 +96,9 @@ def _hash(d: dict) -> str:
     return hashlib.sha256(canonical(d).encode()).hexdigest()[:16]
 
 
+#: the config keys that decide how kernels are compiled: the only ones a functional run takes
+COMPILE_KEYS = ("gpu.toolchain", "gpu.arch", "gpu.cuda11_arch", "gpu.maxrregcount")
+
 _CONFIGS: dict[tuple[str, str], Any] = {}  # (preset, overrides) -> GPUConfig (None if it does not load)
 
 
@@ -169,8 +172,10 @@ def execute(params: RunParams, *, poison_dead: bool = False,
         config = load_config(params.preset, params.overrides)
         _check_policies(params, config)
     elif params.mode == "functional":
-        if params.overrides:
-            raise TlpsimError("--set applies to the timing model; add --mode timing")
+        timing_keys = [k for k in params.overrides if k not in COMPILE_KEYS]
+        if timing_keys:
+            raise TlpsimError(f"--set {timing_keys[0]} applies to the timing model; add --mode timing (a functional "
+                              f"run takes only the compile keys {', '.join(COMPILE_KEYS)})")
     else:
         raise TlpsimError(f"mode must be 'functional' or 'timing', not {params.mode!r}")
     _check_code(params, external.fingerprint(config, params.plugins))
