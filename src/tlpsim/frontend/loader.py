@@ -11,7 +11,13 @@ from typing import Sequence
 
 from tlpsim.errors import KernelNotFound, TlpsimError
 from tlpsim.frontend.ir import Function, Module
-from tlpsim.frontend.nvcc import CompileResult, compile_cuda_file, compile_cuda_source, ptx_resources_for_file
+from tlpsim.frontend.nvcc import (
+    CompileResult,
+    compile_cuda_file,
+    compile_cuda_source,
+    ptx_resources_for_file,
+    ptx_text_resources,
+)
 from tlpsim.frontend.ptx_parser import parse_ptx
 from tlpsim.frontend.resources import ResourceUsage, ptxas_resources
 from tlpsim.frontend.toolchains import DEFAULT_TOOLCHAIN
@@ -67,9 +73,10 @@ def load_program(
     `options` are nvcc's (or NVRTC's) spellings; `-I`, `-D`, `--std` and
     `-maxrregcount` among them are tracked like the keywords (frontend.options).
     `name` names source text in messages; `toolchain` compiles CUDA with "cuda13"
-    (nvcc 13.5) or "cuda11" (NVRTC 11.8; frontend.toolchains). PTX input gets its resources from ptxas
-    for its own target when ptxas supports it (sm_75+); otherwise `resources` is
-    empty and callers may supply overrides."""
+    (nvcc 13.5) or "cuda11" (NVRTC 11.8; frontend.toolchains). PTX input gets its
+    resources from ptxas for its own target when a bundled ptxas supports it (13.5:
+    sm_75+, 11.8: sm_35 ... sm_72); otherwise `resources` is empty and callers may
+    supply overrides."""
     from tlpsim.frontend.options import split_options
 
     co = split_options(options, include_dirs=include_dirs, defines=defines, std=std, maxrregcount=maxrregcount)
@@ -97,7 +104,13 @@ def load_program(
     text = str(source)
     if _is_ptx_text(text):
         module = parse_ptx(text, "<ptx>")
-        res = ptxas_resources(text, module.arch or arch, maxrregcount) if resources and _ptxas_can(module) else {}
+        res: dict[str, ResourceUsage] = {}
+        if resources and _ptxas_can(module):
+            res = ptxas_resources(text, module.arch, maxrregcount)
+        elif resources and module.arch:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a target no bundled ptxas knows: no resources, as documented
+                res = ptx_text_resources(text, "<ptx>", maxrregcount=maxrregcount)
         return Program(module, res)
     result = compile_cuda_source(text, arch=arch, maxrregcount=maxrregcount, **cc,
                                  **({"name": name} if name else {}))

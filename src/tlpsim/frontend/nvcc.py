@@ -43,7 +43,7 @@ from typing import Any
 
 from tlpsim.errors import CompileError, TlpsimError
 
-from .nvrtc import compile_cuda11
+from .nvrtc import compile_cuda11, find_cuda11
 from .ptx_cache import CACHE_FORMAT_VERSION, CompileResult, cache_dir, included_files, load_cache, sha256, store_cache
 from .resources import (
     ResourceUsage,
@@ -65,6 +65,7 @@ __all__ = [
     "compile_cuda_source",
     "nvcc_command",
     "ptx_resources_for_file",
+    "ptx_text_resources",
 ]
 
 log = logging.getLogger(__name__)
@@ -382,18 +383,24 @@ def ptx_resources_for_file(
     """ptxas resources of a ready ``.ptx`` file.
 
     ``arch`` defaults to the file's ``.target`` (``sm_90a`` etc.).  ptxas 13.5
-    only knows sm_75 and newer, so PTX written for older targets (e.g.
-    ``.version 7.8`` / ``.target sm_35`` files) cannot be assembled for their
-    own target: in that case -- any ptxas failure while the architecture is
-    below sm_75 -- this returns ``{}`` and emits a :class:`PtxasWarning`
-    instead of raising.  Passing ``arch="sm_75"`` (or newer) explicitly
-    usually works for such files and gives an estimate for that
-    architecture.  Other ptxas failures raise :class:`CompileError`.
+    only knows sm_75 and newer; PTX written for older targets (e.g.
+    ``.version 7.8`` / ``.target sm_35`` files) is assembled by the cuda11
+    toolchain's ptxas 11.8 (sm_35 ... sm_72).  When neither can -- a target
+    below sm_35, the CUDA 11 wheels missing, or a ptxas failure while the
+    architecture is below sm_75 -- this returns ``{}`` and emits a
+    :class:`PtxasWarning` instead of raising.  Passing ``arch="sm_75"`` (or
+    newer) explicitly usually works for such files and gives an estimate for
+    that architecture.  Other ptxas failures raise :class:`CompileError`.
     """
     p = Path(ptx_path).expanduser()
     if not p.is_file():
         raise TlpsimError(f"PTX file {str(ptx_path)!r} does not exist")
-    text = p.read_text(encoding="utf-8", errors="replace")
+    return ptx_text_resources(p.read_text(encoding="utf-8", errors="replace"), str(p), arch, maxrregcount)
+
+
+def ptx_text_resources(text: str, p: str, arch: str | None = None,
+                       maxrregcount: int | None = None) -> dict[str, ResourceUsage]:
+    """:func:`ptx_resources_for_file` of PTX text; `p` names it in messages."""
     if arch is None:
         m = _TARGET_RE.search(text)
         if m is None:
@@ -404,16 +411,26 @@ def ptx_resources_for_file(
     except TlpsimError as exc:
         raise TlpsimError(f"{p}: unsupported target {arch!r} ({exc})") from exc
     try:
-        report, _ = run_ptxas_verbose(text, arch, maxrregcount, name=str(p))
+        report, _ = run_ptxas_verbose(text, arch, maxrregcount, name=str(p), ptxas=_old_target_ptxas(number))
     except CompileError as exc:
         if number < _MIN_PTXAS_ARCH:
-            first = next((ln for ln in exc.output.splitlines() if ln.strip()), "ptxas failed")
+            first = next((ln for ln in (exc.output or str(exc)).splitlines() if ln.strip()), "ptxas failed")
             warnings.warn(
-                f"{p}: ptxas cannot report resources for {arch} (the bundled ptxas supports sm_75 and newer: "
-                f"{first.strip()}); no resource usage available -- pass arch='sm_75' or newer for an estimate",
+                f"{p}: ptxas cannot report resources for {arch} (ptxas 13.5 supports sm_75 and newer, the cuda11 "
+                f"toolchain's ptxas 11.8 sm_35 to sm_72: {first.strip()}); no resource usage available -- pass "
+                "arch='sm_75' or newer for an estimate",
                 PtxasWarning,
                 stacklevel=2,
             )
             return {}
         raise
     return parse_ptxas_verbose(report, arch)
+
+
+def _old_target_ptxas(number: int) -> str | None:
+    """ptxas 11.8 for a target below sm_75 (None: ptxas 13.5); a CompileError when
+    no installed ptxas can assemble for it."""
+    if number >= _MIN_PTXAS_ARCH:
+        return None
+    check_target("cuda11", f"sm_{number}")
+    return str(find_cuda11().ptxas)
