@@ -101,8 +101,10 @@ def test_cuda11_gives_isa78_sm35_ptx_and_sm35_resources(cache_env):
     assert r.toolchain == "cuda11" and r.arch == "sm_35" and r.toolkit_version == "nvrtc 11.8 / ptxas 11.8.89"
     assert "\n.version 7.8\n.target sm_35\n.address_size 64\n" in r.ptx
     assert "Cuda compilation tools, release 11.8, V11.8.89" in r.ptx
-    assert r.command == ["nvrtc", "--gpu-architecture=compute_35", "--std=c++17", "source.cu"]
-    assert r.flags == ["--gpu-architecture=compute_35", "--std=c++17"]
+    headers = str(nvrtc.find_cuda11().include_dir)  # CUDA 11.8's headers (nvidia-cuda-runtime-cu11)
+    assert headers.endswith("nvidia/cuda_runtime/include")
+    assert r.command == ["nvrtc", "--gpu-architecture=compute_35", "--std=c++17", f"-I{headers}", "source.cu"]
+    assert r.flags == ["--gpu-architecture=compute_35", "--std=c++17", f"-I{headers}"]
     assert r.ptxas_command[0].endswith("cuda_nvcc/bin/ptxas") and r.ptxas_command[1:3] == ["-arch=sm_35", "-v"]
     res = r.resources["saxpy"]
     # ptxas 11.8 for sm_35: 7 registers, parameters at 320 + 28 bytes of bank 0 (CUDA 13.5 for sm_80: 10, 352 + 28)
@@ -142,9 +144,10 @@ def test_cuda11_runs_a_kernel_correctly_on_a_gtx480_device(cache_env):
 def test_missing_cuda11_wheel_is_a_compile_error_naming_it(cache_env, monkeypatch):
     monkeypatch.setattr(nvrtc, "_nvidia_dirs", lambda: [])
     with pytest.raises(CompileError, match=r"the cuda11 toolchain needs the wheels nvidia-cuda-nvrtc-cu11, "
-                                           r"nvidia-cuda-nvcc-cu11, which are not installed: install it with `make "
-                                           r"setup` \(requirements.lock\) or `pip install "
-                                           r"nvidia-cuda-nvrtc-cu11==11.8.89 nvidia-cuda-nvcc-cu11==11.8.89`"):
+                                           r"nvidia-cuda-nvcc-cu11, nvidia-cuda-runtime-cu11, which are not "
+                                           r"installed: install it with `make setup` \(requirements.lock\) or "
+                                           r"`pip install nvidia-cuda-nvrtc-cu11==11.8.89 "
+                                           r"nvidia-cuda-nvcc-cu11==11.8.89 nvidia-cuda-runtime-cu11==11.8.89`"):
         compile_cuda_source(SAXPY, arch="sm_35", toolchain="cuda11")
 
 
@@ -209,4 +212,5 @@ def test_run_keys_separate_the_toolchains():
     assert compile_stamp("gtx480", {"gpu.toolchain": "cuda13"}, "timing") == {}
     assert modern.key() == _hash({**modern._params(), "code": modern.fingerprint()})
     assert compile_stamp("gtx480", {}, "timing") == {
-        "toolchain": "cuda11 sm_35 nvidia-cuda-nvcc-cu11==11.8.89 nvidia-cuda-nvrtc-cu11==11.8.89"}
+        "toolchain": "cuda11 sm_35 nvidia-cuda-nvcc-cu11==11.8.89 nvidia-cuda-nvrtc-cu11==11.8.89 "
+                     "nvidia-cuda-runtime-cu11==11.8.89"}

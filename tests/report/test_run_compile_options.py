@@ -13,7 +13,7 @@ from report_helpers import run_cli
 import tlpsim
 
 SGEMM_FLAGS = ["-ptx", "-arch=sm_80", "-O3", "--std=c++17", "-maxrregcount=63"]
-SGEMM_NVRTC_FLAGS = ["--gpu-architecture=compute_35", "--std=c++17", "--maxrregcount=63"]
+SGEMM_NVRTC_FLAGS = ["--gpu-architecture=compute_35", "--std=c++17", "--maxrregcount=63"]  # then -I CUDA 11.8's headers
 
 
 def _launches(tmp_path, *args):
@@ -32,7 +32,9 @@ def test_functional_and_timing_runs_compile_the_same_ptx(tmp_path):
     # gtx480 compiles with the papers' era toolchain: NVRTC 11.8 for compute_35, ptxas 11.8 for
     # sm_35, the preset's cap of 63 held although sgemm_tiled has __launch_bounds__ (nvrtc.with_register_cap)
     assert launch["registers"] == 63 and launch["warp_instructions"] == 25104
-    assert launch["compile"] == {"arch": "sm_35", "maxrregcount": 63, "nvcc": SGEMM_NVRTC_FLAGS, "toolchain": "cuda11"}
+    flags = launch["compile"].pop("nvcc")
+    assert flags[:3] == SGEMM_NVRTC_FLAGS and flags[3].startswith("-I") and flags[3].endswith("cuda_runtime/include")
+    assert launch["compile"] == {"arch": "sm_35", "maxrregcount": 63, "toolchain": "cuda11"}
     assert "functional mode; compiled as preset gtx480 (cuda11 sm_35, -maxrregcount=63)" in out_f.splitlines()[0]
     # gpu.toolchain=cuda13 is the CUDA 13.5 compilation of before: sm_80, capped at 63 (64 allocated)
     out13, cuda13 = _launches(tmp_path, "--mode", "functional", "--config", "gtx480", "--set", "gpu.toolchain=cuda13")

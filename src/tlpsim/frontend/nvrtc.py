@@ -3,6 +3,10 @@ CUDA 11 wheels, without a system CUDA::
 
     nvidia/cuda_nvrtc/lib/libnvrtc.so.11.2, libnvrtc-builtins.so.11.8   (nvidia-cuda-nvrtc-cu11)
     nvidia/cuda_nvcc/bin/ptxas                                          (nvidia-cuda-nvcc-cu11)
+    nvidia/cuda_runtime/include/cooperative_groups.h, cuda_fp16.h, ...  (nvidia-cuda-runtime-cu11)
+
+NVRTC has the CUDA built-ins but not CUDA's headers; the runtime wheel's include
+folder is passed with -I after the user's, as CuPy passes its CUDA include path.
 
 NVRTC compiles device code only: a source with ``main``, host headers such as
 ``<cstdio>`` or ``<<<>>>`` launches is a whole program and stays with the CUDA 13.5
@@ -36,11 +40,13 @@ __all__ = ["CUDA11_WHEELS", "Cuda11Toolkit", "compile_cuda11", "find_cuda11", "n
            "with_register_cap"]
 
 #: pip package -> pinned version (pyproject.toml, requirements.lock)
-CUDA11_WHEELS: dict[str, str] = {"nvidia-cuda-nvrtc-cu11": "11.8.89", "nvidia-cuda-nvcc-cu11": "11.8.89"}
+CUDA11_WHEELS: dict[str, str] = {"nvidia-cuda-nvrtc-cu11": "11.8.89", "nvidia-cuda-nvcc-cu11": "11.8.89",
+                                  "nvidia-cuda-runtime-cu11": "11.8.89"}
 
 _NVRTC_LIB = "cuda_nvrtc/lib/libnvrtc.so.11.2"
 _BUILTINS_LIB = "cuda_nvrtc/lib/libnvrtc-builtins.so.11.8"
 _PTXAS = "cuda_nvcc/bin/ptxas"
+_HEADERS = "cuda_runtime/include/cooperative_groups.h"
 _STANDARDS = ("c++03", "c++11", "c++14", "c++17")
 _LOG_LINE = re.compile(r"^(.*?)\((\d+)\): ", re.MULTILINE)
 _WHOLE_PROGRAM = re.compile(r"\bint\s+main\s*\(|^\s*#\s*include\s*<(?:c?std|iostream|vector|string)", re.MULTILINE)
@@ -53,6 +59,7 @@ class Cuda11Toolkit:
     nvrtc: Path
     builtins: Path
     ptxas: Path
+    include_dir: Path
 
     def version(self) -> str:
         """``"nvrtc 11.8 / ptxas 11.8.89"``: what the PTX cache key records."""
@@ -79,12 +86,13 @@ def find_cuda11() -> Cuda11Toolkit:
     """The CUDA 11.8 wheels, or a CompileError naming the missing wheel."""
     dirs = _nvidia_dirs()
     found: dict[str, Path] = {}
-    for rel in (_NVRTC_LIB, _BUILTINS_LIB, _PTXAS):
+    for rel in (_NVRTC_LIB, _BUILTINS_LIB, _PTXAS, _HEADERS):
         hit = next((d / rel for d in dirs if (d / rel).is_file()), None)
         if hit is not None:
             found[rel] = hit
     missing = [pkg for rel, pkg in ((_NVRTC_LIB, "nvidia-cuda-nvrtc-cu11"), (_BUILTINS_LIB, "nvidia-cuda-nvrtc-cu11"),
-                                    (_PTXAS, "nvidia-cuda-nvcc-cu11")) if rel not in found]
+                                    (_PTXAS, "nvidia-cuda-nvcc-cu11"), (_HEADERS, "nvidia-cuda-runtime-cu11"))
+               if rel not in found]
     if missing:
         missing = list(dict.fromkeys(missing))
         raise CompileError(f"the cuda11 toolchain needs the wheel{'s' if len(missing) > 1 else ''} "
@@ -93,7 +101,7 @@ def find_cuda11() -> Cuda11Toolkit:
     if not os.access(found[_PTXAS], os.X_OK):
         raise CompileError(f"the cuda11 toolchain's ptxas {found[_PTXAS]} is not executable "
                            f"(try: chmod +x {found[_PTXAS]})")
-    return Cuda11Toolkit(found[_NVRTC_LIB], found[_BUILTINS_LIB], found[_PTXAS])
+    return Cuda11Toolkit(found[_NVRTC_LIB], found[_BUILTINS_LIB], found[_PTXAS], found[_HEADERS].parent)
 
 
 @functools.lru_cache(maxsize=2)
@@ -229,7 +237,7 @@ def compile_cuda11(*, text: str, path: Path | None, source_name: str, nvrtc_name
     tk = find_cuda11()
     inc_dirs = list(dict.fromkeys(([path.parent] if path is not None else [])
                                   + [Path(d).expanduser().resolve() for d in include_dirs]))
-    opts = nvrtc_options(arch, std=std, include_dirs=[str(d) for d in inc_dirs],
+    opts = nvrtc_options(arch, std=std, include_dirs=[str(d) for d in inc_dirs] + [str(tk.include_dir)],
                          defines={str(k): (None if v is None else str(v)) for k, v in (defines or {}).items()},
                          maxrregcount=maxrregcount, options=options)
     command = ["nvrtc", *opts, nvrtc_name]
