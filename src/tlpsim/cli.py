@@ -26,7 +26,11 @@ def main() -> None:
 
 @main.command("compile")
 @click.argument("source", type=click.Path(dir_okay=False))
-@click.option("--arch", default="sm_80", show_default=True, help="Target SM architecture (sm_75 or newer).")
+@click.option("--arch", default=None, help="Target SM architecture (cuda13: sm_75 or newer, default sm_80; "
+                                           "cuda11: sm_35 ... sm_90, default sm_35).")
+@click.option("--toolchain", type=click.Choice(["cuda13", "cuda11"]), default="cuda13", show_default=True,
+              help="cuda13: nvcc 13.5 (whole programs too); cuda11: NVRTC 11.8 + ptxas 11.8, the papers' era "
+                   "(device code only; docs/toolchains.md).")
 @click.option("--maxrregcount", type=int, default=None, help="Register limit per thread passed to nvcc/ptxas.")
 @click.option("-D", "--define-macro", "defines", multiple=True, metavar="NAME[=VALUE]",
               help="Define a preprocessor macro, as nvcc -D (repeatable).")
@@ -35,7 +39,7 @@ def main() -> None:
 @click.option("--std", default=None, metavar="STD", help="C++ standard, as nvcc --std (default c++17).")
 @click.option("--json", "as_json", is_flag=True, help="Print the resource usage as JSON.")
 @_friendly
-def compile_cmd(source: str, arch: str, maxrregcount: int | None, defines: tuple[str, ...],
+def compile_cmd(source: str, arch: str | None, toolchain: str, maxrregcount: int | None, defines: tuple[str, ...],
                 include_dirs: tuple[str, ...], std: str | None, as_json: bool) -> None:
     """Compile a CUDA file to PTX and list its kernels with their resource usage."""
     from tlpsim.source_files import check_source_file
@@ -46,7 +50,9 @@ def compile_cmd(source: str, arch: str, maxrregcount: int | None, defines: tuple
     # spelled as nvcc options, so frontend.options parses them as RawModule(options=...) does
     options = [f"-D{d}" for d in defines] + [f"-I{d}" for d in include_dirs] + ([f"--std={std}"] if std else [])
     used = split_options(options, maxrregcount=maxrregcount)
-    prog = load_program(check_source_file(source), arch=arch, options=options, maxrregcount=maxrregcount)
+    arch = arch or ("sm_35" if toolchain == "cuda11" else "sm_80")
+    prog = load_program(check_source_file(source), arch=arch, options=options, maxrregcount=maxrregcount,
+                        toolchain=toolchain)
     rows = []
     for name in prog.kernels:
         res = prog.resources.get(name)
@@ -54,12 +60,13 @@ def compile_cmd(source: str, arch: str, maxrregcount: int | None, defines: tuple
         row.update(res.to_dict() if res else {})
         rows.append(row)
     if as_json:
-        click.echo(json.dumps({"source": source, "arch": arch, "compile_options": used.to_dict(),
+        click.echo(json.dumps({"source": source, "toolchain": toolchain, "arch": arch,
+                               "compile_options": used.to_dict(),
                                "nvcc_command": prog.compile_result.command[1:] if prog.compile_result else None,
                                "kernels": rows}, indent=2))
         return
-    if options and prog.compile_result:
-        click.echo("nvcc " + " ".join(prog.compile_result.command[1:]))
+    if (options or toolchain != "cuda13") and prog.compile_result:
+        click.echo(("nvcc " if toolchain == "cuda13" else "nvrtc ") + " ".join(prog.compile_result.command[1:]))
     cols = ("kernel", "registers", "shared_bytes", "local_bytes", "spill_stores", "const_bytes", "barriers")
     heads = ("kernel", "regs", "smem B", "local B", "spill B", "cmem B", "barriers")
     table(heads, [[r.get(c, "-") for c in cols] for r in rows])
@@ -162,8 +169,8 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
     if mode == "functional":  # compile as the preset's timing run does, so both execute the same PTX
         from tlpsim.config.loader import load_config
 
-        gpu = load_config(preset).gpu
-        limits.update(arch=gpu.arch, maxrregcount=gpu.maxrregcount)
+        gpu = load_config(preset, params.overrides).gpu  # only the compile keys may be set here (sweep.job)
+        limits.update(gpu.compile_options)
     try:
         outcome = execute(params, poison_dead=poison_dead, device_options=limits,
                           on_device=lambda dev: RunProgress(dev, f"{workload} ({size})"))
@@ -178,8 +185,9 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
         compiled = next((r["compile"] for r in record["launches"] if r.get("compile")), {})
         click.echo(f"workload {workload} ({wl.description}); size {size}; {mode} mode"
                    + (f"; preset {preset}" if mode == "timing" else f"; compiled as preset {preset}")
-                   + (f" ({compiled['arch']}, -maxrregcount={compiled['maxrregcount']})"
-                      if compiled.get("maxrregcount") else f" ({compiled['arch']})" if compiled else ""))
+                   + (f" ({compiled.get('toolchain', 'cuda13')} {compiled['arch']}"
+                      + (f", -maxrregcount={compiled['maxrregcount']})" if compiled.get("maxrregcount") else ")")
+                      if compiled else ""))
         console.functional_report(result, record["launches"])
         if mode == "timing":
             console.timing_report(result)

@@ -30,6 +30,10 @@ from tlpsim.cli_errors import friendly as _friendly
               help="Run the CTA-limit sweeps of the selected reference programs (the slow part).")
 @click.option("--workers", type=int, default=1, show_default=True,
               help="Worker processes running programs and sweep points in parallel.")
+@click.option("--toolchain", type=click.Choice(["cuda11", "cuda13"]), default=None,
+              help="Which code runs: cuda11 = the reference's own CUDA 11.8 compute_35 PTX with GPGPU-Sim's ptxas "
+                   "counts; cuda13 = the reference sources compiled by CUDA 13.5 (gpu.arch, the preset's register "
+                   "cap). Default: the preset's gpu.toolchain (gtx480: cuda11). Same as --set gpu.toolchain=...")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Config override for every run, e.g. --set dram.tRCD=14 (repeatable).")
 @click.option("--ref-dir", default=None, type=click.Path(file_okay=False),
@@ -38,7 +42,7 @@ from tlpsim.cli_errors import friendly as _friendly
               help="Seconds per program run before it is reported as failed (0: none).")
 @_friendly
 def validate_cmd(preset: str, only: tuple, out_dir: str | None, doc: str | None, as_json: bool, sweeps: bool,
-                 workers: int, overrides: tuple, ref_dir: str | None, time_limit: int) -> None:
+                 workers: int, toolchain: str | None, overrides: tuple, ref_dir: str | None, time_limit: int) -> None:
     """Run the GPGPU-Sim reference programs and microbenchmarks (same PTX, inputs and
     launches) and compare cycles, IPC, miss rates, DRAM utilisation, the
     microbenchmarks' derived figures and the CTA-limit sweeps with GPGPU-Sim's.
@@ -56,7 +60,12 @@ def validate_cmd(preset: str, only: tuple, out_dir: str | None, doc: str | None,
     if time_limit < 0:
         raise TlpsimError(f"--time-limit must be >= 0, got {time_limit}")
     names = [n for item in only for n in item.split(",") if n.strip()]
-    opts = Options(config=preset, only=names, overrides=dict(parse_override(o) for o in overrides), sweeps=sweeps,
+    over = dict(parse_override(o) for o in overrides)
+    if toolchain is not None:
+        if over.get("gpu.toolchain", toolchain) != toolchain:
+            raise TlpsimError(f"--toolchain {toolchain} contradicts --set gpu.toolchain={over['gpu.toolchain']}")
+        over["gpu.toolchain"] = toolchain
+    opts = Options(config=preset, only=names, overrides=over, sweeps=sweeps,
                    workers=workers, ref_dir=ref_dir, time_limit=time_limit)
     out = out_dir or os.path.join("runs", f"validate-{os.path.basename(str(preset)).split('.')[0]}-"
                                           f"{time.strftime('%Y%m%d-%H%M%S')}")

@@ -27,6 +27,7 @@ from tlpsim.frontend.loader import Program, load_program
 from tlpsim.frontend.names import qualified_name
 from tlpsim.frontend.name_expressions import add_name_expressions, check_expressions, is_template_name, lowered_names
 from tlpsim.frontend.resources import ResourceUsage
+from tlpsim.frontend.toolchains import DEFAULT_TOOLCHAIN, target_problem
 from tlpsim.functional.kernel import CompiledKernel
 from tlpsim.functional.launch import OOB_READS, LaunchOutcome, as_dim3, cooperative_launch, run_launch
 from tlpsim.functional.launch_args import (
@@ -63,7 +64,7 @@ class LaunchRecord:
     trace: Trace | TraceFile | None = field(default=None, repr=False)
     wall_seconds: float = 0.0
     from_cache: bool = False  # replayed from the trace cache instead of executed
-    compile: dict = field(default_factory=dict)  # how the kernel's PTX was made: arch, maxrregcount, nvcc flags
+    compile: dict = field(default_factory=dict)  # how the kernel's PTX was made: toolchain, arch, maxrregcount, flags
     oob_reads: int | None = None  # Device(oob_reads="zero"): lane loads outside every allocation that read 0
     device: Any = field(default=None, repr=False, compare=False)
     _stats: Any = field(default=None, repr=False)
@@ -93,7 +94,7 @@ class Device:
                  chunk_threads: int | None = None, maxrregcount: int | None = None,
                  trace_cache: bool | str | None = None, dense: bool = False,
                  poison_dead_registers: bool = False, budget_factor: float | None = None,
-                 time_limit: float | None = None, oob_reads: str = "error") -> None:
+                 time_limit: float | None = None, oob_reads: str = "error", toolchain: str | None = None) -> None:
         if mode not in ("functional", "timing"):
             raise TlpsimError(f"Device mode must be 'functional' or 'timing', not {mode!r}")
         if oob_reads not in OOB_READS:
@@ -112,6 +113,8 @@ class Device:
         self.time_limit = check_limit(time_limit, "time_limit") if time_limit is not None else env_time_limit()
         self.arch = arch
         self.maxrregcount = maxrregcount  # e.g. 63 for Fermi-era presets
+        # the compiler of this device's CUDA source: "cuda13" (nvcc 13.5) or "cuda11" (NVRTC 11.8)
+        self.toolchain = toolchain or DEFAULT_TOOLCHAIN
         self.value_classes = value_classes
         # overwrite registers where the analyses say they are dead (soundness check)
         self.poison_dead_registers = poison_dead_registers
@@ -140,13 +143,19 @@ class Device:
             # a preset's compile options apply in both modes, so a functional run and a
             # timing run of one config execute the same PTX
             g = self._timing.config.gpu if self._timing is not None else _gpu_section(self.config)
-            self.arch = arch if arch != "sm_80" else g.arch
+            self.toolchain = toolchain or g.toolchain
+            # an explicit arch belongs to the explicit toolchain; else the preset's target for it
+            preset_arch = g.cuda11_arch if self.toolchain == "cuda11" else g.arch
+            self.arch = arch if arch != "sm_80" else preset_arch
             self.maxrregcount = maxrregcount if maxrregcount is not None else g.maxrregcount
+        problem = target_problem(self.toolchain, self.arch)
+        if problem:
+            raise TlpsimError(f"Device(toolchain={self.toolchain!r}, arch={self.arch!r}): {problem}")
 
     @property
     def compile_options(self) -> dict:
         """What kernels are compiled with on this device (unless a module overrides it)."""
-        return {"arch": self.arch, "maxrregcount": self.maxrregcount}
+        return {"toolchain": self.toolchain, "arch": self.arch, "maxrregcount": self.maxrregcount}
 
     def __enter__(self) -> "Device":
         Device._stack.append(self)
@@ -286,7 +295,7 @@ _default_device: Device | None = None
 
 
 def _gpu_section(config):
-    """The [gpu] section (arch, maxrregcount) of a preset name or a GPUConfig."""
+    """The [gpu] section (toolchain, arch, maxrregcount) of a preset name or a GPUConfig."""
     if isinstance(config, str):
         from tlpsim.config.loader import load_config
 
@@ -451,7 +460,7 @@ class RawModule:
     def __init__(self, code: str | None = None, *, path: str | None = None, options: Sequence[str] = (),
                  backend: str = "nvcc", name_expressions=None, arch: str | None = None,
                  maxrregcount: int | None = None, jitify: bool = False,
-                 enable_cooperative_groups: bool = False) -> None:
+                 enable_cooperative_groups: bool = False, toolchain: str | None = None) -> None:
         if (code is None) == (path is None):
             raise TlpsimError("RawModule needs exactly one of code= or path=")
         if backend not in ("nvcc", "nvrtc"):
@@ -459,7 +468,7 @@ class RawModule:
                               f"not {backend!r}")
         self._spec = dict(code=code, path=path, options=tuple(options) if not isinstance(options, str) else options,
                           name_expressions=name_expressions, arch=arch, maxrregcount=maxrregcount,
-                          enable_cooperative_groups=enable_cooperative_groups)
+                          enable_cooperative_groups=enable_cooperative_groups, toolchain=toolchain)
         self.options = self._spec["options"]
         self.cooperative = bool(enable_cooperative_groups)
         exprs = check_expressions(name_expressions)
@@ -468,7 +477,8 @@ class RawModule:
 
             check_source_file(path)
         dev = Device.current()
-        kw = dict(arch=arch or dev.arch, maxrregcount=maxrregcount or dev.maxrregcount, options=self.options)
+        kw = dict(arch=arch or dev.arch, maxrregcount=maxrregcount or dev.maxrregcount, options=self.options,
+                  toolchain=toolchain or dev.toolchain)
         if exprs:
             from pathlib import Path
 

@@ -19,7 +19,7 @@ from badinput_helpers import assert_user_error, cli
                                                                    "key=value (e.g. sm.max_ctas=4)",)),
     (("run", "vecadd", "--size", "tiny", "--set", "=3"), ("override '=3' has an empty key",)),
     (("run", "vecadd", "--size", "tiny", "--mode", "functional", "--set", "sm.max_ctas=2"),
-     ("--set applies to the timing model; add --mode timing",)),
+     ("--set sm.max_ctas applies to the timing model; add --mode timing",)),
     (("run", "vecadd", "--frobnicate"), ("No such option '--frobnicate'",)),
     (("trace", "nope"), ("unknown workload 'nope'",)),
     (("analyze", "nope"), ("unknown workload 'nope'",)),

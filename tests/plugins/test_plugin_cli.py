@@ -36,7 +36,7 @@ def test_run_counts_exactly_in_the_stats(sgemm_run):
     n_ctas = launch["grid"][0] * launch["grid"][1] * launch["grid"][2]
     # every issued warp instruction passed through the plug-in's on_issue; each CTA was admitted once
     assert st["plugins"] == {"warp_scheduler.counting": {"issued": st["warp_insts"], "ctas": n_ctas}}
-    assert st["warp_insts"] == launch["warp_instructions"] == 25008 and n_ctas == 2
+    assert st["warp_insts"] == launch["warp_instructions"] == 25104 and n_ctas == 2
     assert st["plugin_units"] == {"warp_scheduler.counting": {"issued": "warp instructions", "ctas": "CTAs"}}
     # its energy structure: 1.5 pJ per counted access, 0.25 mW leakage on each of the 15 SMs
     e = st["energy"]
@@ -59,13 +59,13 @@ def test_run_console_shows_counters_and_energy(sgemm_run):
     lines = out.splitlines()
     k = lines.index("plug-in counters (summed over 1 launch):")
     assert lines[k + 1].split() == ["plug-in", "counter", "value", "unit", "description"]
-    assert lines[k + 2].split() == ["warp_scheduler.counting", "issued", "25,008", "warp", "instructions",
+    assert lines[k + 2].split() == ["warp_scheduler.counting", "issued", "25,104", "warp", "instructions",
                                     "instructions", "issued"]
     assert lines[k + 3].split() == ["ctas", "2", "CTAs", "CTAs", "admitted"]
     k = lines.index("plug-in energy structures:")
     assert lines[k + 1].split()[:3] == ["structure", "plug-in", "accesses"]
     row = lines[k + 2].split()
-    assert row[:4] == ["pick_table", "warp_scheduler.counting", "25,008", "0.0375"]  # 25008 x 1.5 pJ
+    assert row[:4] == ["pick_table", "warp_scheduler.counting", "25,104", "0.0377"]  # 25104 x 1.5 pJ
     assert " ".join(row[5:]) == "test: 1.5 pJ per pick"
     assert "figure written to energy.png" in out and (d / "energy.png").stat().st_size > 0
 
@@ -75,9 +75,9 @@ def test_html_report_has_the_plugin_section(sgemm_run):
     page = render_report(load_run_dir(d / "rd"))
     section = page[page.index('<h2 id="plugins">'):page.index("<h2>Configuration")]
     assert ("<tr><td>warp_scheduler.counting</td><td>issued</td><td>warp instructions</td>"
-            "<td>instructions issued</td><td>25,008</td></tr>") in section
+            "<td>instructions issued</td><td>25,104</td></tr>") in section
     assert "<td>ctas</td><td>CTAs</td><td>CTAs admitted</td><td>2</td>" in section
-    assert ("<tr><td>pick_table</td><td>warp_scheduler.counting</td><td>25,008</td><td>0.0375</td>") in section
+    assert ("<tr><td>pick_table</td><td>warp_scheduler.counting</td><td>25,104</td><td>0.0377</td>") in section
     # and in the run's energy breakdown, among the built-in structures
     energy = page[page.index("<h2>Energy</h2>"):page.index('<h2 id="plugins">')]
     assert "<tr><td>pick_table</td>" in energy and ">pick_table<" in energy.split("<table>")[0]

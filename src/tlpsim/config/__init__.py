@@ -23,7 +23,8 @@ close-match suggestions, an unknown preset with the list of presets.
 The tree (sections → fields; see each module for descriptions and units):
 
 - `gpu` (`gpu.py`): name, n_sms, core/icnt/l2/dram_clock_mhz, shader_clock_mhz,
-  max_concurrent_kernels, cta_scheduler, max_ctas_per_sm, arch, maxrregcount
+  max_concurrent_kernels, cta_scheduler, max_ctas_per_sm, toolchain, arch,
+  cuda11_arch, maxrregcount
 - `sm` (`sm.py`): max_threads, max_warps, max_ctas, warp_size, registers,
   register_alloc_granularity, shared_bytes, shared_alloc_granularity,
   shared_banks, shared_latency, shared_limited_broadcast, simt_width,

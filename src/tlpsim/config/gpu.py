@@ -1,19 +1,27 @@
 """`[gpu]`: chip-level parameters — SM count, clock domains, kernel concurrency,
-the CTA scheduler choice, the per-SM CTA cap and the compile options."""
+the CTA scheduler choice, the per-SM CTA cap and the compile options.
+
+The compile options: `toolchain` picks the compiler of workloads and host-API
+kernels (tlpsim.frontend.toolchains), and each toolchain has its own target key —
+`arch` for `cuda13`, `cuda11_arch` for `cuda11` — so one `--set gpu.toolchain=...`
+switches between a preset's modern and era compilation. `arch` also stays what
+whole programs (`tlpsim exec`, always CUDA 13.5) are compiled for and the compute
+capability their `cudaGetDeviceProperties` reports. `maxrregcount` applies to both."""
 
 from __future__ import annotations
 
-import re
+from typing import Literal
 
 from pydantic import field_validator
 
 from tlpsim.config.base import Section
 from tlpsim.config.policy import PolicyChoice
 from tlpsim.config.types import MHz, field
+from tlpsim.frontend.toolchains import target_problem
 
 __all__ = ["GPUSection"]
 
-_ARCH_RE = re.compile(r"(sm|compute)_[0-9]{2,3}[a-z]?")
+Toolchain = Literal["cuda13", "cuda11"]
 
 
 class GPUSection(Section):
@@ -45,18 +53,43 @@ class GPUSection(Section):
                                               "(the knob swept in Lee et al. Fig. 4); unset = no cap",
                                         unit="CTAs", ge=1)
 
-    arch: str = field("sm_80", "nvcc target used to compile kernels for this preset (-arch); the "
-                               "bundled toolkit compiles sm_75 and newer")
-    maxrregcount: int | None = field(None, "register cap per thread passed to ptxas (-maxrregcount); "
-                                           "63 reproduces the Fermi-era limit; unset = no cap",
+    toolchain: Toolchain = field("cuda13", "compiler of workloads and host-API kernels: 'cuda13' = CUDA 13.5 "
+                                           "nvcc/ptxas for gpu.arch; 'cuda11' = the papers' era, NVRTC 11.8 "
+                                           "compute_XX PTX (ISA 7.8) and ptxas 11.8 resources for gpu.cuda11_arch")
+    arch: str = field("sm_80", "target when gpu.toolchain = 'cuda13' (sm_75 and newer); also the target of whole "
+                               "programs (tlpsim exec, always CUDA 13.5) and the compute capability they see")
+    cuda11_arch: str = field("sm_35", "target when gpu.toolchain = 'cuda11' (sm_35 ... sm_90): sm_35 for the "
+                                      "Fermi/Kepler presets (CUDA 11's oldest), sm_50/sm_52 for Maxwell")
+    maxrregcount: int | None = field(None, "register cap per thread passed to ptxas (-maxrregcount), under "
+                                           "either toolchain; 63 reproduces the Fermi-era limit; unset = no cap",
                                      unit="registers/thread", ge=16, le=255)
 
     @field_validator("arch")
     @classmethod
     def _arch(cls, v: str) -> str:
-        if not _ARCH_RE.fullmatch(v):
-            raise ValueError(f"not an nvcc architecture: {v!r} (write e.g. 'sm_80')")
+        problem = target_problem("cuda13", v)
+        if problem:
+            raise ValueError(f"{problem}: this is the cuda13 toolchain's target; for {v} set "
+                             f"gpu.toolchain = 'cuda11' and gpu.cuda11_arch = '{v}'")
         return v
+
+    @field_validator("cuda11_arch")
+    @classmethod
+    def _cuda11_arch(cls, v: str) -> str:
+        problem = target_problem("cuda11", v)
+        if problem:
+            raise ValueError(problem)
+        return v
+
+    @property
+    def compile_arch(self) -> str:
+        """The target kernels are compiled for under the selected toolchain."""
+        return self.cuda11_arch if self.toolchain == "cuda11" else self.arch
+
+    @property
+    def compile_options(self) -> dict[str, str | int | None]:
+        """`toolchain`, `arch`, `maxrregcount` as the host API and the compiler take them."""
+        return {"toolchain": self.toolchain, "arch": self.compile_arch, "maxrregcount": self.maxrregcount}
 
     @property
     def core_period_ps(self) -> int:

@@ -134,7 +134,8 @@ class Runtime:
         timing = settings.mode == "timing"
         kwargs = {"budget": settings.budget} if settings.budget is not None else {}
         self.device = tlpsim.Device(mode=settings.mode, config=self.config if timing else None, trace=timing,
-                                    arch=self.config.gpu.arch, maxrregcount=self.config.gpu.maxrregcount, **kwargs)
+                                    arch=self.config.gpu.arch, maxrregcount=self.config.gpu.maxrregcount,
+                                    toolchain="cuda13", **kwargs)  # whole programs: nvcc 13.5 (gpu.arch)
         self.window = DeviceWindow(settings.device_memory)
         memory = DeviceMemory(window=self.window.view)
         memory.host_write_hooks = self.device.memory.host_write_hooks  # e.g. the timing model's L2 fills

@@ -11,9 +11,16 @@ from typing import Sequence
 
 from tlpsim.errors import KernelNotFound, TlpsimError
 from tlpsim.frontend.ir import Function, Module
-from tlpsim.frontend.nvcc import CompileResult, compile_cuda_file, compile_cuda_source, ptx_resources_for_file
+from tlpsim.frontend.nvcc import (
+    CompileResult,
+    compile_cuda_file,
+    compile_cuda_source,
+    ptx_resources_for_file,
+    ptx_text_resources,
+)
 from tlpsim.frontend.ptx_parser import parse_ptx
 from tlpsim.frontend.resources import ResourceUsage, ptxas_resources
+from tlpsim.frontend.toolchains import DEFAULT_TOOLCHAIN
 
 
 @dataclass
@@ -35,12 +42,12 @@ class Program:
         return self.resources.get(self.kernel(name).name)
 
     def compile_record(self) -> dict:
-        """How the PTX was made, for launch records: nvcc's arch, register cap and
-        flags, or the PTX's own target when PTX was given."""
+        """How the PTX was made, for launch records: the toolchain, its arch, register
+        cap and flags, or the PTX's own target when PTX was given."""
         cr = self.compile_result
         if cr is None:
             return {"arch": self.module.arch, "maxrregcount": None, "nvcc": None}
-        return {"arch": cr.arch, "maxrregcount": cr.maxrregcount, "nvcc": cr.flags}
+        return {"arch": cr.arch, "maxrregcount": cr.maxrregcount, "nvcc": cr.flags, "toolchain": cr.toolchain}
 
 
 def _is_ptx_text(text: str) -> bool:
@@ -59,19 +66,22 @@ def load_program(
     defines: dict | None = None,
     std: str | None = None,
     name: str | None = None,
+    toolchain: str = DEFAULT_TOOLCHAIN,
 ) -> Program:
     """Compile (if CUDA) and parse `source`: a path to a `.cu`/`.ptx` file, or text.
 
     `options` are nvcc's (or NVRTC's) spellings; `-I`, `-D`, `--std` and
     `-maxrregcount` among them are tracked like the keywords (frontend.options).
-    `name` names source text in messages. PTX input gets its resources from ptxas
-    for its own target when ptxas supports it (sm_75+); otherwise `resources` is
-    empty and callers may supply overrides."""
+    `name` names source text in messages; `toolchain` compiles CUDA with "cuda13"
+    (nvcc 13.5) or "cuda11" (NVRTC 11.8; frontend.toolchains). PTX input gets its
+    resources from ptxas for its own target when a bundled ptxas supports it (13.5:
+    sm_75+, 11.8: sm_35 ... sm_72); otherwise `resources` is empty and callers may
+    supply overrides."""
     from tlpsim.frontend.options import split_options
 
     co = split_options(options, include_dirs=include_dirs, defines=defines, std=std, maxrregcount=maxrregcount)
     maxrregcount, cc = co.maxrregcount, dict(options=co.rest, include_dirs=co.include_dirs, defines=co.defines,
-                                             std=co.std)
+                                             std=co.std, toolchain=toolchain)
     path: Path | None = None
     if isinstance(source, os.PathLike):
         path = Path(source)
@@ -94,7 +104,13 @@ def load_program(
     text = str(source)
     if _is_ptx_text(text):
         module = parse_ptx(text, "<ptx>")
-        res = ptxas_resources(text, module.arch or arch, maxrregcount) if resources and _ptxas_can(module) else {}
+        res: dict[str, ResourceUsage] = {}
+        if resources and _ptxas_can(module):
+            res = ptxas_resources(text, module.arch, maxrregcount)
+        elif resources and module.arch:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a target no bundled ptxas knows: no resources, as documented
+                res = ptx_text_resources(text, "<ptx>", maxrregcount=maxrregcount)
         return Program(module, res)
     result = compile_cuda_source(text, arch=arch, maxrregcount=maxrregcount, **cc,
                                  **({"name": name} if name else {}))

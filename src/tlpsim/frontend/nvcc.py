@@ -11,14 +11,18 @@ assembles the PTX with ``ptxas -arch=<arch> -v [-maxrregcount=N]`` to get the
 per-function :class:`~tlpsim.frontend.resources.ResourceUsage` (``nvcc -ptx``
 never runs ptxas, so ``-Xptxas -v`` would print nothing).
 
+With ``toolchain="cuda11"`` NVRTC 11.8 compiles the device code to
+``compute_XX`` PTX (ISA 7.8) instead, and ptxas 11.8 reports ``sm_XX``
+resources (tlpsim.frontend.nvrtc, tlpsim.frontend.toolchains).
+
 Results are cached on disk, one JSON file per compilation, in
 ``$TLPSIM_CACHE_DIR/ptx/`` (default ``$XDG_CACHE_HOME/tlpsim/ptx`` or
 ``~/.cache/tlpsim/ptx``).  The key hashes the source text, the absolute path
 of a source file, the contents of the files it includes with
 ``#include "..."`` (found next to the including file or in ``include_dirs``;
-conditional or macro includes and ``<...>`` headers are not tracked), arch,
-maxrregcount, options, include directories, defines, the toolkit version and
-the cache format version.  Every file stores its key and a checksum of its
+conditional or macro includes and ``<...>`` headers are not tracked), the
+toolchain, arch, maxrregcount, options, include directories, defines, the
+toolkit version and the cache format version.  Every file stores its key and a checksum of its
 contents (tlpsim.cachefile): a file of another format version is ignored, a
 corrupt one or one holding another compilation is reported with a warning naming
 it and recompiled; files are written atomically (temporary file + ``os.replace``).
@@ -26,7 +30,6 @@ it and recompiled; files are written atomically (temporary file + ``os.replace``
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -35,21 +38,21 @@ import subprocess
 import tempfile
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tlpsim.cachefile import checksum, warn_rebuilt, write_atomic
 from tlpsim.errors import CompileError, TlpsimError
 
+from .nvrtc import compile_cuda11, find_cuda11
+from .ptx_cache import CACHE_FORMAT_VERSION, CompileResult, cache_dir, included_files, load_cache, sha256, store_cache
 from .resources import (
-    ModuleResources,
     ResourceUsage,
     check_arch,
     parse_ptxas_module,
     parse_ptxas_verbose,
     run_ptxas_verbose,
 )
+from .toolchains import DEFAULT_TOOLCHAIN, check_target
 from .toolkit import check_host_compiler, find_toolkit
 
 __all__ = [
@@ -62,12 +65,10 @@ __all__ = [
     "compile_cuda_source",
     "nvcc_command",
     "ptx_resources_for_file",
+    "ptx_text_resources",
 ]
 
 log = logging.getLogger(__name__)
-
-#: Bump when the cache file layout or the compile command changes (2: checksummed).
-CACHE_FORMAT_VERSION = 2
 
 #: Default nvcc flags (after ``-ptx -arch=...``).
 DEFAULT_NVCC_FLAGS: tuple[str, ...] = ("-O3", "--std=c++17")
@@ -77,7 +78,6 @@ _MIN_PTXAS_ARCH = 75
 
 _ARCH_OPTIONS = re.compile(r"^(-arch|--gpu-architecture|-gencode|--generate-code|-code|--gpu-code)(=|$)")
 _DEFINE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\([^)]*\))?$")
-_QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
 _TARGET_RE = re.compile(r"^\s*\.target\s+([A-Za-z0-9_]+)", re.MULTILINE)
 _STRING_SOURCE_NAME = "<string>"
 _STRING_SOURCE_FILE = "source.cu"
@@ -85,159 +85,6 @@ _STRING_SOURCE_FILE = "source.cu"
 
 class PtxasWarning(UserWarning):
     """ptxas could not report resources for a PTX file (e.g. a target below sm_75)."""
-
-
-@dataclass(frozen=True)
-class CompileResult:
-    """PTX produced by nvcc plus the ptxas resource report for it."""
-
-    ptx: str
-    #: mangled function name -> resources (entry kernels and .func functions)
-    resources: dict[str, ResourceUsage]
-    arch: str
-    #: the nvcc command (run in a temporary directory; output ``out.ptx``)
-    command: list[str]
-    toolkit_version: str
-    #: the absolute source path, or ``"<string>"`` for source text
-    source_name: str
-    from_cache: bool = False
-    maxrregcount: int | None = None
-    #: the ptxas command used for ``resources`` (input ``input.ptx``)
-    ptxas_command: list[str] = field(default_factory=list)
-    #: module-wide ptxas items (gmem, user ``__constant__`` bank)
-    module_resources: ModuleResources = field(default_factory=ModuleResources)
-    #: diagnostics nvcc printed on success (warnings), if any
-    nvcc_output: str = ""
-    #: the raw ``ptxas -v`` report
-    ptxas_output: str = ""
-    cache_key: str = ""
-
-    @property
-    def flags(self) -> list[str]:
-        """The nvcc flags (the command without nvcc, the source file and ``-o out.ptx``)."""
-        return list(self.command[1:-3])
-
-    @property
-    def kernels(self) -> list[str]:
-        """Mangled names of the entry kernels (ptxas report order)."""
-        return [name for name, r in self.resources.items() if r.is_entry]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ptx": self.ptx,
-            "resources": {k: v.to_dict() for k, v in self.resources.items()},
-            "arch": self.arch,
-            "command": list(self.command),
-            "toolkit_version": self.toolkit_version,
-            "source_name": self.source_name,
-            "maxrregcount": self.maxrregcount,
-            "ptxas_command": list(self.ptxas_command),
-            "module_resources": self.module_resources.to_dict(),
-            "nvcc_output": self.nvcc_output,
-            "ptxas_output": self.ptxas_output,
-            "cache_key": self.cache_key,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, from_cache: bool = False) -> CompileResult:
-        return cls(
-            ptx=str(data["ptx"]),
-            resources={str(k): ResourceUsage.from_dict(v) for k, v in dict(data["resources"]).items()},
-            arch=str(data["arch"]),
-            command=[str(c) for c in data["command"]],
-            toolkit_version=str(data["toolkit_version"]),
-            source_name=str(data["source_name"]),
-            from_cache=from_cache,
-            maxrregcount=data.get("maxrregcount"),
-            ptxas_command=[str(c) for c in data.get("ptxas_command", [])],
-            module_resources=ModuleResources.from_dict(data.get("module_resources") or {}),
-            nvcc_output=str(data.get("nvcc_output", "")),
-            ptxas_output=str(data.get("ptxas_output", "")),
-            cache_key=str(data.get("cache_key", "")),
-        )
-
-
-# --------------------------------------------------------------------------- cache
-
-
-def cache_dir() -> Path:
-    """Directory of the PTX cache: ``$TLPSIM_CACHE_DIR/ptx`` or
-    ``$XDG_CACHE_HOME/tlpsim/ptx`` or ``~/.cache/tlpsim/ptx`` (read on every call)."""
-    root = os.environ.get("TLPSIM_CACHE_DIR", "").strip()
-    if root:
-        return Path(root).expanduser() / "ptx"
-    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "tlpsim" / "ptx"
-
-
-def _sha256(text: str | bytes) -> str:
-    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
-    return hashlib.sha256(data).hexdigest()
-
-
-def _included_files(source_text: str, source_dir: Path | None, include_dirs: Sequence[Path]) -> dict[str, str]:
-    """``{absolute path: sha256}`` of files reachable through ``#include "..."``
-    (recursively), resolved like the preprocessor does for quoted includes."""
-    found: dict[str, str] = {}
-    pending: list[tuple[str, Path | None]] = [(source_text, source_dir)]
-    while pending and len(found) < 500:
-        text, here = pending.pop()
-        for rel in _QUOTED_INCLUDE.findall(text):
-            search = ([here] if here is not None else []) + list(include_dirs)
-            for base in search:
-                candidate = (base / rel).resolve()
-                if candidate.is_file():
-                    key = str(candidate)
-                    if key not in found:
-                        try:
-                            data = candidate.read_bytes()
-                        except OSError:
-                            break
-                        found[key] = _sha256(data)
-                        pending.append((data.decode("utf-8", "replace"), candidate.parent))
-                    break
-    return dict(sorted(found.items()))
-
-
-def _payload_checksum(data: Mapping[str, Any]) -> str:
-    """Checksum of a cache file's contents (everything but the checksum itself)."""
-    body = {k: v for k, v in data.items() if k != "checksum"}
-    body = json.loads(json.dumps(body))  # as read back: integer keys (cmem banks) become strings
-    return checksum({"entry": json.dumps(body, sort_keys=True)})
-
-
-def _load_cache(path: Path, key: str) -> CompileResult | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(data, dict):
-            raise ValueError("not a JSON object")
-        if data.get("format") != CACHE_FORMAT_VERSION:
-            log.debug("ignoring PTX cache file %s of another format version", path)
-            return None
-        if data.get("checksum") != _payload_checksum(data):
-            warn_rebuilt("PTX", path, "is corrupt (checksum mismatch)", stacklevel=5)
-            return None
-        if data.get("cache_key") != key:
-            warn_rebuilt("PTX", path, f"holds another compilation (key {str(data.get('cache_key'))[:16]}...)",
-                         stacklevel=5)
-            return None
-        return CompileResult.from_dict(data, from_cache=True)
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        warn_rebuilt("PTX", path, f"is unreadable ({type(exc).__name__}: {exc})", stacklevel=5)
-        return None
-
-
-def _store_cache(path: Path, result: CompileResult) -> None:
-    data = result.to_dict()
-    data["format"] = CACHE_FORMAT_VERSION
-    data["checksum"] = _payload_checksum(data)
-    try:
-        write_atomic(path, json.dumps(data).encode("utf-8"))
-    except OSError as exc:
-        log.warning("cannot write PTX cache file %s: %s", path, exc)
 
 
 # --------------------------------------------------------------------------- compiling
@@ -291,11 +138,26 @@ def _compile(
     defines: Mapping[str, str | None] | None,
     cache: bool,
     std: str | None = None,
+    toolchain: str = DEFAULT_TOOLCHAIN,
 ) -> CompileResult:
     check_arch(arch)
+    check_target(toolchain, arch)
     if isinstance(options, str):
         options = options.split()
     options = list(options)
+    if toolchain == "cuda11":
+        for name in defines or {}:
+            if not _DEFINE_NAME.match(str(name)):
+                raise TlpsimError(f"invalid macro name in defines: {name!r}")
+        for opt in options:
+            if not isinstance(opt, str) or _ARCH_OPTIONS.match(opt):
+                raise TlpsimError(f"compile option {opt!r} is not allowed: pass arch='sm_XX' (gpu.cuda11_arch)"
+                                  if isinstance(opt, str) else f"compile options must be strings, got {opt!r}")
+        nvrtc_name = str(path) if path is not None else (
+            source_name if source_name != _STRING_SOURCE_NAME else _STRING_SOURCE_FILE)
+        return compile_cuda11(text=text, path=path, source_name=source_name, nvrtc_name=nvrtc_name, arch=arch,
+                              maxrregcount=maxrregcount, options=options, include_dirs=include_dirs,
+                              defines=defines, cache=cache, std=std)
     tk = find_toolkit()
     env = tk.env()
     if not any(o.startswith(("-ccbin", "--compiler-bindir")) for o in options) and not env.get("NVCC_CCBIN"):
@@ -322,19 +184,20 @@ def _compile(
 
     key_material = {
         "format": CACHE_FORMAT_VERSION,
+        "toolchain": toolchain,
         "toolkit_version": version,
         "toolkit_root": str(tk.root),
-        "source_sha256": _sha256(text),
+        "source_sha256": sha256(text),
         "source_path": str(path) if path is not None else None,
-        "includes": _included_files(text, path.parent if path is not None else None, inc_dirs),
+        "includes": included_files(text, path.parent if path is not None else None, inc_dirs),
         "arch": arch,
         "maxrregcount": maxrregcount,
         "command": command[1:],  # flags, include dirs, defines and options (not the nvcc path)
     }
-    key = _sha256(json.dumps(key_material, sort_keys=True))
+    key = sha256(json.dumps(key_material, sort_keys=True))
     cache_file = cache_dir() / f"{key}.json"
     if cache:
-        hit = _load_cache(cache_file, key)
+        hit = load_cache(cache_file, key)
         if hit is not None:
             return hit
 
@@ -369,7 +232,7 @@ def _compile(
         cache_key=key,
     )
     if cache:
-        _store_cache(cache_file, result)
+        store_cache(cache_file, result)
     return result
 
 
@@ -383,6 +246,7 @@ def compile_cuda_file(
     defines: Mapping[str, str | None] | None = None,
     cache: bool = True,
     std: str | None = None,
+    toolchain: str = DEFAULT_TOOLCHAIN,
 ) -> CompileResult:
     """Compile a ``.cu`` file (its directory is added with ``-I`` so
     ``#include "local.h"`` works).  A missing file raises :class:`TlpsimError`."""
@@ -406,6 +270,7 @@ def compile_cuda_file(
         defines=defines,
         cache=cache,
         std=std,
+        toolchain=toolchain,
     )
 
 
@@ -420,6 +285,7 @@ def compile_cuda_source(
     cache: bool = True,
     name: str = _STRING_SOURCE_NAME,
     std: str | None = None,
+    toolchain: str = DEFAULT_TOOLCHAIN,
 ) -> CompileResult:
     """Compile CUDA source text (written to ``source.cu`` in a temporary
     directory; nvcc's messages refer to that name).  ``name`` is used in
@@ -437,6 +303,7 @@ def compile_cuda_source(
         defines=defines,
         cache=cache,
         std=std,
+        toolchain=toolchain,
     )
 
 
@@ -475,8 +342,10 @@ def compile_cuda(
     defines: Mapping[str, str | None] | None = None,
     cache: bool = True,
     std: str | None = None,
+    toolchain: str = DEFAULT_TOOLCHAIN,
 ) -> CompileResult:
-    """Compile CUDA C to PTX and read its ptxas resources.
+    """Compile CUDA C to PTX and read its ptxas resources (``toolchain``: "cuda13"
+    or "cuda11", tlpsim.frontend.toolchains).
 
     ``source`` is a file when it is a ``pathlib.Path``/``os.PathLike``, or a
     ``str`` without newlines that names an existing file or ends in ``.cu``
@@ -492,6 +361,7 @@ def compile_cuda(
         "defines": defines,
         "cache": cache,
         "std": std,
+        "toolchain": toolchain,
     }
     if isinstance(source, os.PathLike):
         return compile_cuda_file(source, **kwargs)
@@ -513,18 +383,24 @@ def ptx_resources_for_file(
     """ptxas resources of a ready ``.ptx`` file.
 
     ``arch`` defaults to the file's ``.target`` (``sm_90a`` etc.).  ptxas 13.5
-    only knows sm_75 and newer, so PTX written for older targets (e.g.
-    ``.version 7.8`` / ``.target sm_35`` files) cannot be assembled for their
-    own target: in that case -- any ptxas failure while the architecture is
-    below sm_75 -- this returns ``{}`` and emits a :class:`PtxasWarning`
-    instead of raising.  Passing ``arch="sm_75"`` (or newer) explicitly
-    usually works for such files and gives an estimate for that
-    architecture.  Other ptxas failures raise :class:`CompileError`.
+    only knows sm_75 and newer; PTX written for older targets (e.g.
+    ``.version 7.8`` / ``.target sm_35`` files) is assembled by the cuda11
+    toolchain's ptxas 11.8 (sm_35 ... sm_72).  When neither can -- a target
+    below sm_35, the CUDA 11 wheels missing, or a ptxas failure while the
+    architecture is below sm_75 -- this returns ``{}`` and emits a
+    :class:`PtxasWarning` instead of raising.  Passing ``arch="sm_75"`` (or
+    newer) explicitly usually works for such files and gives an estimate for
+    that architecture.  Other ptxas failures raise :class:`CompileError`.
     """
     p = Path(ptx_path).expanduser()
     if not p.is_file():
         raise TlpsimError(f"PTX file {str(ptx_path)!r} does not exist")
-    text = p.read_text(encoding="utf-8", errors="replace")
+    return ptx_text_resources(p.read_text(encoding="utf-8", errors="replace"), str(p), arch, maxrregcount)
+
+
+def ptx_text_resources(text: str, p: str, arch: str | None = None,
+                       maxrregcount: int | None = None) -> dict[str, ResourceUsage]:
+    """:func:`ptx_resources_for_file` of PTX text; `p` names it in messages."""
     if arch is None:
         m = _TARGET_RE.search(text)
         if m is None:
@@ -535,16 +411,26 @@ def ptx_resources_for_file(
     except TlpsimError as exc:
         raise TlpsimError(f"{p}: unsupported target {arch!r} ({exc})") from exc
     try:
-        report, _ = run_ptxas_verbose(text, arch, maxrregcount, name=str(p))
+        report, _ = run_ptxas_verbose(text, arch, maxrregcount, name=str(p), ptxas=_old_target_ptxas(number))
     except CompileError as exc:
         if number < _MIN_PTXAS_ARCH:
-            first = next((ln for ln in exc.output.splitlines() if ln.strip()), "ptxas failed")
+            first = next((ln for ln in (exc.output or str(exc)).splitlines() if ln.strip()), "ptxas failed")
             warnings.warn(
-                f"{p}: ptxas cannot report resources for {arch} (the bundled ptxas supports sm_75 and newer: "
-                f"{first.strip()}); no resource usage available -- pass arch='sm_75' or newer for an estimate",
+                f"{p}: ptxas cannot report resources for {arch} (ptxas 13.5 supports sm_75 and newer, the cuda11 "
+                f"toolchain's ptxas 11.8 sm_35 to sm_72: {first.strip()}); no resource usage available -- pass "
+                "arch='sm_75' or newer for an estimate",
                 PtxasWarning,
                 stacklevel=2,
             )
             return {}
         raise
     return parse_ptxas_verbose(report, arch)
+
+
+def _old_target_ptxas(number: int) -> str | None:
+    """ptxas 11.8 for a target below sm_75 (None: ptxas 13.5); a CompileError when
+    no installed ptxas can assemble for it."""
+    if number >= _MIN_PTXAS_ARCH:
+        return None
+    check_target("cuda11", f"sm_{number}")
+    return str(find_cuda11().ptxas)

@@ -294,10 +294,12 @@ def parse_ptxas_module(text: str) -> ModuleResources:
 # --------------------------------------------------------------------------- running ptxas
 
 
-def ptxas_command(arch: str, maxrregcount: int | None = None, options: tuple[str, ...] | list[str] = ()) -> list[str]:
-    """The ptxas command line (without input/output files) tlpsim runs."""
+def ptxas_command(arch: str, maxrregcount: int | None = None, options: tuple[str, ...] | list[str] = (),
+                  ptxas: str | None = None) -> list[str]:
+    """The ptxas command line (without input/output files) tlpsim runs; `ptxas` is
+    another toolchain's ptxas (default: CUDA 13.5's)."""
     check_arch(arch)
-    cmd = [str(find_toolkit().ptxas), f"-arch={arch}", "-v"]
+    cmd = [ptxas or str(find_toolkit().ptxas), f"-arch={arch}", "-v"]
     if maxrregcount is not None:
         if not isinstance(maxrregcount, int) or isinstance(maxrregcount, bool) or maxrregcount <= 0:
             raise TlpsimError(f"maxrregcount must be a positive integer, got {maxrregcount!r}")
@@ -313,20 +315,22 @@ def run_ptxas_verbose(
     *,
     options: tuple[str, ...] | list[str] = (),
     name: str = "<ptx>",
+    ptxas: str | None = None,
 ) -> tuple[str, list[str]]:
-    """Assemble ``ptx_text`` with ``ptxas -v`` in a temporary directory.
+    """Assemble ``ptx_text`` with ``ptxas -v`` in a temporary directory (``ptxas``:
+    another toolchain's ptxas; default CUDA 13.5's).
 
     Returns ``(report text, command)``; raises :class:`CompileError` with
     ptxas's output when ptxas fails.  The cubin is discarded.
     """
-    tk = find_toolkit()
-    base = ptxas_command(arch, maxrregcount, options)
+    env = None if ptxas else find_toolkit().env()
+    base = ptxas_command(arch, maxrregcount, options, ptxas)
     with tempfile.TemporaryDirectory(prefix="tlpsim-ptxas-") as tmp:
         ptx_file = Path(tmp) / "input.ptx"
         ptx_file.write_text(ptx_text, encoding="utf-8")
         cmd = [*base, "input.ptx", "-o", "output.cubin"]
         try:
-            proc = subprocess.run(cmd, check=False, cwd=tmp, env=tk.env(), capture_output=True, text=True, errors="replace")
+            proc = subprocess.run(cmd, check=False, cwd=tmp, env=env, capture_output=True, text=True, errors="replace")
         except OSError as exc:
             raise CompileError(f"cannot run ptxas for {name}: {exc}", cmd) from exc
     output = proc.stdout + proc.stderr

@@ -38,8 +38,9 @@ MAX_GRID = (2**31 - 1, 65535, 65535)
 MAX_BLOCK = (1024, 1024, 64)
 MAX_THREADS_PER_BLOCK = 1024
 DEFAULT_SHARED_PER_BLOCK = 48 * 1024  # without cudaFuncSetAttribute(MaxDynamicSharedMemorySize)
-# the opt-in maximum of shared memory per block, by architecture
-OPTIN_SHARED_PER_BLOCK = {75: 64 * 1024, 80: 163 * 1024, 86: 99 * 1024, 87: 163 * 1024, 89: 99 * 1024,
+# the opt-in maximum of shared memory per block, by architecture (Kepler to Pascal and
+# sm_72 have no opt-in: 48 KiB; the cuda11 toolchain reaches them)
+OPTIN_SHARED_PER_BLOCK = {35: 48 * 1024, 70: 96 * 1024, 72: 48 * 1024, 75: 64 * 1024, 80: 163 * 1024, 86: 99 * 1024, 87: 163 * 1024, 89: 99 * 1024,
                           90: 227 * 1024, 100: 227 * 1024, 103: 227 * 1024, 110: 227 * 1024, 120: 99 * 1024,
                           121: 99 * 1024}
 

@@ -79,9 +79,11 @@ class RunParams:
         """Identity of the run in a results DB and in run-directory names: the
         parameters and the fingerprint of the plug-in code, so a run simulated with
         other plug-in code is never reused (nor, when `simulator` is set, a run
-        simulated by other simulator code)."""
+        simulated by other simulator code), nor one whose kernels another toolchain
+        compiled (a preset's default toolchain may change; cuda13 runs keep their keys)."""
         simulator = {"simulator": self.simulator} if self.simulator else {}
-        return _hash({**self._params(), "code": self.fingerprint(), **simulator})
+        return _hash({**self._params(), "code": self.fingerprint(), **simulator,
+                      **compile_stamp(self.preset, self.overrides, self.mode)})
 
     def label(self) -> str:
         parts = [self.workload, self.size, self.preset] + [f"{k}={_short(v)}" for k, v in sorted(self.overrides.items())]
@@ -94,25 +96,43 @@ def _hash(d: dict) -> str:
     return hashlib.sha256(canonical(d).encode()).hexdigest()[:16]
 
 
+#: the config keys that decide how kernels are compiled: the only ones a functional run takes
+COMPILE_KEYS = ("gpu.toolchain", "gpu.arch", "gpu.cuda11_arch", "gpu.maxrregcount")
+
 _CONFIGS: dict[tuple[str, str], Any] = {}  # (preset, overrides) -> GPUConfig (None if it does not load)
+
+
+def _config(preset: str, overrides: dict) -> Any:
+    """The resolved GPUConfig of a run (memoised), or None when it does not load."""
+    key = (preset, canonical(overrides))
+    if key not in _CONFIGS:
+        from tlpsim.config.loader import load_config
+
+        try:
+            _CONFIGS[key] = load_config(preset, overrides)
+        except TlpsimError:  # the run will fail with this error; no plug-in code to name
+            _CONFIGS[key] = None
+    return _CONFIGS[key]
 
 
 def code_fingerprint(preset: str, overrides: dict, mode: str, plugins: tuple[str, ...] = ()) -> dict[str, Any]:
     """`tlpsim.policies.external.fingerprint` of a run's resolved config and plug-ins."""
     from tlpsim.policies.external import fingerprint
 
-    config = None
-    if mode == "timing":
-        key = (preset, canonical(overrides))
-        if key not in _CONFIGS:
-            from tlpsim.config.loader import load_config
+    return fingerprint(_config(preset, overrides) if mode == "timing" else None, plugins)
 
-            try:
-                _CONFIGS[key] = load_config(preset, overrides)
-            except TlpsimError:  # the run will fail with this error; no plug-in code to name
-                _CONFIGS[key] = None
-        config = _CONFIGS[key]
-    return fingerprint(config, plugins)
+
+def compile_stamp(preset: str, overrides: dict, mode: str) -> dict[str, str]:
+    """What a timing run's kernels are compiled with when that is not CUDA 13.5:
+    {"toolchain": "cuda11 sm_35 nvidia-cuda-nvrtc-cu11==11.8.89 ..."}; {} otherwise
+    (functional runs compile with a Device's defaults, CUDA 13.5)."""
+    config = _config(preset, overrides) if mode == "timing" else None
+    if config is None or config.gpu.toolchain == "cuda13":
+        return {}
+    from tlpsim.frontend.nvrtc import CUDA11_WHEELS
+
+    wheels = " ".join(f"{k}=={v}" for k, v in sorted(CUDA11_WHEELS.items()))
+    return {"toolchain": f"{config.gpu.toolchain} {config.gpu.compile_arch} {wheels}"}
 
 
 def _short(v: Any) -> str:
@@ -152,8 +172,10 @@ def execute(params: RunParams, *, poison_dead: bool = False,
         config = load_config(params.preset, params.overrides)
         _check_policies(params, config)
     elif params.mode == "functional":
-        if params.overrides:
-            raise TlpsimError("--set applies to the timing model; add --mode timing")
+        timing_keys = [k for k in params.overrides if k not in COMPILE_KEYS]
+        if timing_keys:
+            raise TlpsimError(f"--set {timing_keys[0]} applies to the timing model; add --mode timing (a functional "
+                              f"run takes only the compile keys {', '.join(COMPILE_KEYS)})")
     else:
         raise TlpsimError(f"mode must be 'functional' or 'timing', not {params.mode!r}")
     _check_code(params, external.fingerprint(config, params.plugins))

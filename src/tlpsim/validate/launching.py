@@ -1,7 +1,14 @@
 """What the validation's host programs share: the result of one program run, a
 launcher that passes GPGPU-Sim's ptxas resources and records each launch (with
 its label and, when the %clock probe is plugged in, the launch's %clock reads),
-and the CUDA runtime calls GPGPU-Sim performs differently from a host copy."""
+and the CUDA runtime calls GPGPU-Sim performs differently from a host copy.
+
+The device's toolchain (gpu.toolchain) decides which code runs. `cuda11`: the
+reference's own PTX, which CUDA 11.8 (the cuda11 toolchain's release) compiled for
+compute_35, with GPGPU-Sim's ptxas -v counts for sm_35 — the same code GPGPU-Sim
+ran. `cuda13`: the reference programs' `.cu` sources compiled by nvcc 13.5 for
+gpu.arch with the preset's register cap, with ptxas 13.5's counts — what the
+CUDA 13.5 toolchain makes of the same programs."""
 
 from __future__ import annotations
 
@@ -36,7 +43,9 @@ class Launcher:
 
     def __init__(self, result: RunResult, registers: int, shared_bytes: int) -> None:
         self.result = result
-        self.resources = {"registers": int(registers), "shared_bytes": int(shared_bytes)}
+        # the reference PTX carries GPGPU-Sim's counts; a cuda13 compilation its own ptxas's
+        self.resources: dict | None = {"registers": int(registers), "shared_bytes": int(shared_bytes)} \
+            if runs_reference_ptx() else None
 
     def __call__(self, kernel: Any, grid: Any, block: Any, args: tuple, shared_mem: int = 0,
                  label: str | None = None) -> Any:
@@ -48,11 +57,22 @@ class Launcher:
         return rec
 
 
+def runs_reference_ptx() -> bool:
+    """Whether the current device runs the reference's CUDA 11.8 PTX (toolchain cuda11)
+    rather than its own CUDA 13.5 compilation of the sources (cuda13)."""
+    return cp.Device.current().toolchain == "cuda11"
+
+
 def load_module(ref_dir: Path, ptx: str) -> Any:
-    """A reference PTX file as a `tlpsim.RawModule` (a missing file is a clear error)."""
+    """A reference program's module as a `tlpsim.RawModule`: its PTX file `NAME.sm35.ptx`
+    (toolchain cuda11), or its source `NAME.cu` compiled with CUDA 13.5 (cuda13); a
+    missing file is a clear error."""
     path = Path(ref_dir) / ptx
+    if not runs_reference_ptx():
+        path = path.with_name(path.name.split(".")[0] + ".cu")
     if not path.is_file():
-        raise cp.TlpsimError(f"reference PTX {path} not found (the reference data is incomplete)")
+        raise cp.TlpsimError(f"reference {'PTX' if path.suffix == '.ptx' else 'source'} {path} not found (the "
+                             "reference data is incomplete)")
     return cp.RawModule(path=str(path))
 
 

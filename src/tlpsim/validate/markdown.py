@@ -60,6 +60,9 @@ def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> 
       f"{'' if o['sweeps'] else ', without the CTA sweeps'}. Config `{o['config']}`{over}.\n")
     if v.get("interrupted"):
         w("**Interrupted**: the runs that had not finished are reported as not run.\n")
+    from tlpsim.validate.output import toolchain_line
+
+    w(f"Code: {toolchain_line(o)} (docs/toolchains.md).\n")
     w(f"Reference: {v['reference']['simulator'].split(',')[0] or 'GPGPU-Sim'} with the GTX480 configuration "
       f"(`{v['reference']['dir']}`), the same PTX, inputs and launches; every program checks its own output.\n")
     s = v["summary"]

@@ -70,6 +70,16 @@ def _r(x) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
 
 
+def toolchain_line(o: dict) -> str:
+    """Which code ran (gpu.toolchain) and whether that is the preset's default."""
+    tc, default = o.get("toolchain", "cuda13"), o.get("preset_toolchain", "cuda13")
+    what = ("the reference's CUDA 11.8 compute_35 PTX with GPGPU-Sim's ptxas counts" if tc == "cuda11" else
+            f"the reference sources compiled by CUDA 13.5 for {(o.get('compile') or {}).get('arch', 'sm_80')} "
+            "with ptxas 13.5's counts")
+    return (f"toolchain {tc} ({what}); "
+            + ("the preset's default" if tc == default else f"the preset's default is {default}"))
+
+
 def console_summary(v: dict) -> list[str]:
     """The lines printed after a run: per-launch errors, figures, sweeps, summary, criteria."""
     lines = ["", "launch                         cycles tlpsim  GPGPU-Sim     error  check"]
@@ -96,7 +106,7 @@ def console_summary(v: dict) -> list[str]:
             lines.append(f"{sw['program']:18s} {sw['ours']['best_n']:>6} / {g['best_n']:<18} "
                          f"{sw['ours']['shape']} / {g['shape']}  {'match' if sw['match'] else 'MISMATCH'}")
     s = v["summary"]
-    lines.append("")
+    lines += ["", toolchain_line(v["options"])]
     for key, label in (("reference", "reference programs"), ("micro", "microbenchmark launches"), ("all", "all")):
         a = s[key]
         if a["launches"] or a["failed"]:

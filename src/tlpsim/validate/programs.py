@@ -2,9 +2,11 @@
 driving tlpsim: the same PTX, problem size, inputs (the programs' fixed-seed LCG,
 replicated in NumPy), launches and output check as the CUDA programs.
 
-PTX ISA 7.8 for sm_35 cannot be assembled by the pinned ptxas, so every launch
-passes the register and shared-memory counts GPGPU-Sim read from ptxas -v
-(`regs_per_thread`, `smem_bytes_per_cta`). Each `run_NAME(ref, ref_dir)` runs on
+Under the cuda11 toolchain (gtx480's default) every launch runs the reference PTX
+(ISA 7.8, compute_35) and passes the register and shared-memory counts GPGPU-Sim
+read from ptxas -v (`regs_per_thread`, `smem_bytes_per_cta`; ptxas 11.8 for sm_35
+reports the same for all six); under cuda13 the `.cu` sources are compiled by
+CUDA 13.5 and launched with its ptxas's counts (tlpsim.validate.launching). Each `run_NAME(ref, ref_dir)` runs on
 the current `tlpsim.Device` and returns a `RunResult` with the launch records.
 """
 

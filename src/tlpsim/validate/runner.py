@@ -105,6 +105,7 @@ def validate(opts: Options, echo: Callable[[str], None] = lambda s: None) -> dic
     if not sel.programs and not sel.micro:
         raise TlpsimError("--only selected nothing to run")
     base = job_config(opts.config, opts.overrides, {"kind": "program"})  # a bad --config / --set fails here
+    preset_toolchain = job_config(opts.config, {}, {"kind": "program"}).gpu.toolchain
     checker = base.sm.execution_checker.impl
     if sel.micro and checker != "none":
         raise TlpsimError("the microbenchmarks' %clock figures are measured by an execution-checker plug-in, but "
@@ -168,6 +169,8 @@ def validate(opts: Options, echo: Callable[[str], None] = lambda s: None) -> dic
     return {
         "tlpsim": {**versions(), "model_commit": _model_commit()},
         "options": {"config": opts.config, "only": list(opts.only), "overrides": dict(opts.overrides),
+                    "toolchain": base.gpu.toolchain, "preset_toolchain": preset_toolchain,
+                    "compile": base.gpu.compile_options,
                     "sweeps": opts.sweeps, "workers": opts.workers, "time_limit": opts.time_limit,
                     "trace_cache": opts.trace_cache},
         "reference": {"dir": str(ref.dir), "simulator": ref.notes.get("simulator", ""),

@@ -42,13 +42,13 @@ class KernelRow:
         return f"{self.registers} (ptxas {self.ptxas_registers})" if self.ptxas_registers else str(self.registers)
 
 
-def preset_limits(preset: str) -> tuple[SMLimits, int | None]:
-    """The SM limits and the register cap kernels are compiled with, from a preset."""
+def preset_limits(preset: str) -> tuple[SMLimits, dict]:
+    """The SM limits and the compile options (toolchain, arch, register cap) of a preset."""
     from tlpsim.config.loader import load_config
     from tlpsim.timing.builder import sm_limits
 
     cfg = load_config(preset)
-    return sm_limits(cfg), cfg.gpu.maxrregcount
+    return sm_limits(cfg), cfg.gpu.compile_options
 
 
 def rf_registers(preset: str, device, rec) -> int:
@@ -66,12 +66,12 @@ def catalog(preset: str = "gtx480", names: list[str] | None = None) -> list[Kern
     import tlpsim
     from tlpsim.workloads.registry import load_workloads
 
-    limits, maxrreg = preset_limits(preset)
+    limits, compile_options = preset_limits(preset)
     rows: list[KernelRow] = []
     table = load_workloads()
     for name in names or sorted(table):
         wl = table[name]
-        with tlpsim.Device(trace=False, maxrregcount=maxrreg) as dev:
+        with tlpsim.Device(trace=False, **compile_options) as dev:
             result = wl.execute("tiny")
         seen = set()
         for rec in result.launches:
