@@ -328,7 +328,8 @@ class GPU:
         return out
 
     def _snapshot(self) -> dict:
-        return {"sm": [sm.collect() for sm in self.sms], "mem": self.mem.counters(),
+        now = self.core.cycle_at(self.engine.now)
+        return {"sm": [sm.collect(now) for sm in self.sms], "mem": self.mem.counters(),
                 "sm_parts": [sm.part_counters() for sm in self.sms], "plugins": self.plugin_counts(),
                 "energy_events": dict(self.energy_events)}
 

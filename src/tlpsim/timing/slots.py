@@ -49,6 +49,7 @@ class Slots:
         self.ctas: list[CTA | None] = [None] * max_ctas
         self.n_warps = 0
         self.n_ctas = 0
+        self.count_since = 0                    # cycle n_ctas last changed (stats.cta_count_cycles)
         self.age = 0
         self.incoming: deque[tuple[int, Any, int, Any]] = deque()  # (cycle, run, cta index, grant)
         self.incoming_warps = 0
@@ -93,6 +94,7 @@ class Slots:
             cta = CTA(slot, run, index, self.sm_id, now)
             cta.alloc = grant
             self.ctas[slot] = cta
+            self.count_cycles(now)
             self.n_ctas += 1
             n_now = min(n_now, len(self.warps) - self.n_warps)
             cta.waiting = list(range(n_now, wpc))
@@ -110,6 +112,16 @@ class Slots:
                         h(w.view, now)
             if cta.live == 0:
                 self.retire(cta, now)
+
+    def count_cycles(self, now: int) -> None:
+        """Credit the cycles since the CTA count last changed to the current count."""
+        hist = self.stats.cta_count_cycles
+        n = self.n_ctas
+        while len(hist) <= n:
+            hist.append(0)
+        if now > self.count_since:
+            hist[n] += now - self.count_since
+            self.count_since = now
 
     def _admit_warp(self, cta: CTA, k: int, now: int) -> Warp:
         run = cta.run
@@ -211,6 +223,7 @@ class Slots:
             self.warps[w.slot] = None
             self.n_warps -= 1
         self.ctas[cta.slot] = None
+        self.count_cycles(now)
         self.n_ctas -= 1
         kid = cta.run.kid
         self.by_kernel[kid] -= 1

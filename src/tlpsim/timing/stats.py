@@ -52,6 +52,9 @@ class SMStats:
     opclass_insts: dict[str, int] = field(default_factory=dict)
     resident_warp_cycles: int = 0  # sum over cycles of resident warps (for average occupancy)
     resident_cta_cycles: int = 0
+    # cycles the SM held exactly n resident CTAs (index n; counted when the count changes,
+    # so exact and free per cycle): the full-occupancy share is the part at the CTA limit
+    cta_count_cycles: list[int] = field(default_factory=list)
 
     def add_stall(self, reason: str, n: int = 1) -> None:
         self.stall_reasons[reason] = self.stall_reasons.get(reason, 0) + n
@@ -179,6 +182,10 @@ class LaunchStats:
     first_cycle: int = -1
     last_cycle: int = -1
     avg_mem_latency: float = 0.0    # core cycles per sector (SMStats.mem_latency_*; 0: no data replies)
+    # share of the launch's cycles an SM held at least `ctas_per_sm_limit` CTAs (the baseline's
+    # maximum occupancy; SMStats.cta_count_cycles): the least-occupied SM's, and the mean over SMs
+    full_occupancy_share_min: float = 0.0
+    full_occupancy_share_mean: float = 0.0
 
     def to_dict(self) -> dict:
         d = asdict(self)
