@@ -271,7 +271,8 @@ def workloads_cmd(names: tuple[str, ...], preset: str, size: str, measure: bool,
     click.echo(f"\nsize {size} on {preset}: waves = CTAs / (SMs x max CTAs/SM), of each kernel's smallest launch")
     if measure:
         for m in measured.values():
-            click.echo(f"{m.workload}: simulated in {m.wall_seconds:.1f} s, {'verified' if m.verified else 'NOT VERIFIED'}")
+            verdict = "verified" if m.verified else "NOT VERIFIED"
+            click.echo(f"{m.workload}: simulated in {m.wall_seconds:.1f} s, {verdict}")
     if not names:
         click.echo("")
         for what, wls in cat.coverage(rows).items():

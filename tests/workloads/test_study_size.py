@@ -89,3 +89,26 @@ def test_a_workload_without_the_size_is_named(monkeypatch):
     cat._SHAPES.clear()
     with pytest.raises(tlpsim.TlpsimError, match="workload 'vecadd' defines no 'study' input"):
         cat.launch_shapes("vecadd", "study", "gtx480")
+
+
+def test_workloads_command_shows_waves_and_measures():
+    import json
+
+    from click.testing import CliRunner
+
+    from tlpsim.cli import main
+
+    r = CliRunner().invoke(main, ["workloads", "vecadd", "reduction", "--size", "tiny", "--measure", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    rows = {k["kernel"]: k for k in out["kernels"]}
+    assert (rows["vecadd"]["ctas"], rows["vecadd"]["ctas_per_sm"], rows["vecadd"]["limited_by"]) == (16, 6, "threads")
+    assert rows["vecadd"]["waves"] == pytest.approx(16 / 90)
+    m = out["measured"]["vecadd"]
+    assert m["verified"] and m["kernels"]["vecadd"]["launches"] == 1 and m["kernels"]["vecadd"]["insts_share"] == 1.0
+    # 16 CTAs on 15 SMs that hold 6 each: no SM is ever full
+    assert m["kernels"]["vecadd"]["full_occupancy_min"] == 0.0
+    shares = out["measured"]["reduction"]["kernels"]
+    assert sum(k["insts_share"] for k in shares.values()) == pytest.approx(1.0)
+    text = CliRunner().invoke(main, ["workloads", "reduction", "--size", "tiny"]).output
+    assert "max CTAs/SM" in text and "waves" in text and "(exempt)" in text

@@ -57,9 +57,10 @@ def test_doc_update_keeps_the_hand_written_parts(tmp_path):
     from tlpsim.workloads import catalog_doc
 
     doc = tmp_path / "w.md"
-    doc.write_text(f"# Title\n\nhand-written\n\n{catalog_doc.BEGIN}\nold\n{catalog_doc.END}\n\n## Notes\nmore\n")
+    head, tail = "# Title\n\nhand-written\n\n", "\n## Notes\nmore\n"
+    doc.write_text(f"{head}{catalog_doc.BEGIN}\nold\n{catalog_doc.END}\n{tail}")
     catalog_doc.update_file(doc, f"{catalog_doc.BEGIN}\nnew\n{catalog_doc.END}\n")
-    assert doc.read_text() == f"# Title\n\nhand-written\n\n{catalog_doc.BEGIN}\nnew\n{catalog_doc.END}\n\n## Notes\nmore\n"
+    assert doc.read_text() == f"{head}{catalog_doc.BEGIN}\nnew\n{catalog_doc.END}\n{tail}"
     doc.write_text("no markers\n")
     with pytest.raises(tlpsim.TlpsimError, match="w.md: no generated part"):
         catalog_doc.update_file(doc, "x")
