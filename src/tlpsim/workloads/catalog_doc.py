@@ -47,7 +47,8 @@ def markdown(preset: str = "gtx480", names: list[str] | None = None) -> str:
                      f"{_cta_cell(s, 'ctas')} | {_cta_cell(s, 'waves')} | {_cta_cell(r, 'ctas')} | "
                      f"{_cta_cell(r, 'waves')} | {', '.join(wl.traits)} |")
     lines += ["", "## `study`: CTA waves on the paper presets", "",
-              f"Each cell: waves at `study` (max CTAs/SM) of the kernel's smallest launch. Every kernel not "
+              f"Each cell: waves at `study` (max CTAs/SM) of the kernel's smallest launch (smallest-largest when "
+              f"its launches differ). Every kernel not "
               f"exempt runs ≥ {MIN_WAVES:g} waves on every preset (tests/workloads/test_study_size.py); one input "
               "serves every preset, sized for the one with the most CTA slots.", "",
               "| workload | kernel | " + " | ".join(f"`{p}`" for p in PAPER_PRESETS) + " | fewest |",
@@ -58,7 +59,7 @@ def markdown(preset: str = "gtx480", names: list[str] | None = None) -> str:
         fewest = min(c.waves for c in cells if c is not None)
         tag = " (exempt)" if key in EXEMPT else ""
         lines.append(f"| {key[0]} | {key[1]}{tag} | "
-                     + " | ".join(f"{c.waves:.1f} ({c.ctas_per_sm})" if c else "-" for c in cells)
+                     + " | ".join(f"{_cta_cell(c, 'waves')} ({c.ctas_per_sm})" if c else "-" for c in cells)
                      + f" | {fewest:.1f} |")
     lines += ["", "## Kernels exempt from the waves rule", "", "| workload | kernel | why |", "|---|---|---|"]
     for (w, k), why in EXEMPT.items():
