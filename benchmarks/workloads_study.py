@@ -1,6 +1,7 @@
 """Waves, full-occupancy share, run time and peak RSS of the built-in workloads at
 `small` and `study` on `gtx480` and `maxwell_gpuduet` (issue 26): each run is a
-separate `tlpsim run` process (its peak RSS and CPU seconds from the kernel's rusage),
+separate `tlpsim run` process with a cold trace cache (its peak RSS and CPU seconds
+from the kernel's rusage),
 the waves are the catalogue's static numbers. Resumable: finished runs are kept in a
 JSON state file and skipped; the Markdown table marks which rows were measured.
 
@@ -21,11 +22,13 @@ import threading
 import time
 from pathlib import Path
 
+from tlpsim.trace.cache import default_cache_dir
 from tlpsim.workloads.catalog import catalog
 from tlpsim.workloads.registry import load_workloads
 from tlpsim.workloads.study import EXEMPT
 
 TLPSIM = str(Path(sys.executable).with_name("tlpsim"))
+PTX_CACHE = default_cache_dir().parent / "ptx"
 
 
 def fewest_waves(preset: str, name: str, size: str) -> float:
@@ -40,8 +43,13 @@ def run_one(name: str, size: str, preset: str, timeout: float) -> dict:
     with tempfile.TemporaryDirectory(prefix="tlpsim-study-") as tmp:
         cmd = [TLPSIM, "run", name, "--size", size, "--config", preset, "--json", "--run-dir", f"{tmp}/run"]
         t0 = time.perf_counter()
+        # a cold trace cache (a run of the same input would otherwise replay its traces),
+        # the compiled-PTX cache shared
+        (Path(tmp) / "cache").mkdir()
+        (Path(tmp) / "cache" / "ptx").symlink_to(PTX_CACHE, target_is_directory=True)
+        env = dict(os.environ, TLPSIM_CACHE_DIR=f"{tmp}/cache")
         with open(f"{tmp}/out", "w") as out, open(f"{tmp}/err", "w") as err:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=err)
+            proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
             timer = threading.Timer(timeout, proc.kill)
             timer.start()
             _, status, usage = os.wait4(proc.pid, 0)  # its own rusage: CPU seconds and peak RSS
