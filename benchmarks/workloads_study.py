@@ -13,6 +13,7 @@ JSON state file and skipped; the Markdown table marks which rows were measured.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -31,6 +32,7 @@ TLPSIM = str(Path(sys.executable).with_name("tlpsim"))
 PTX_CACHE = default_cache_dir().parent / "ptx"
 
 
+@functools.cache
 def fewest_waves(preset: str, name: str, size: str) -> float:
     """The fewest waves of the workload's kernels the waves rule binds (all when every one is exempt)."""
     rows = catalog(preset, [name], size)
@@ -95,6 +97,8 @@ def main() -> None:
     ap.add_argument("--presets", nargs="+", default=["gtx480", "maxwell_gpuduet"])
     ap.add_argument("--sizes", nargs="+", default=["small", "study"])
     ap.add_argument("--state", default="runs/workloads_study.json")
+    ap.add_argument("--also", nargs="*", default=[], metavar="STATE",
+                    help="more state files (e.g. of runs made in parallel) whose runs the table includes")
     ap.add_argument("--markdown", default=None, help="write the table to this file (default: print it)")
     ap.add_argument("--table-only", action="store_true",
                     help="run nothing; tabulate what the state holds (static waves for every row)")
@@ -114,6 +118,14 @@ def main() -> None:
                     print(key, state[key], flush=True)
                     state_path.parent.mkdir(parents=True, exist_ok=True)
                     state_path.write_text(json.dumps(state, indent=1, sort_keys=True))
+    for name in names:  # the static waves first (the slow part), then the runs finished meanwhile
+        for p in args.presets:
+            for s in args.sizes:
+                fewest_waves(p, name, s)
+    if state_path.is_file():
+        state = json.loads(state_path.read_text())
+    for extra in args.also:
+        state.update({k: v for k, v in json.loads(Path(extra).read_text()).items() if "cpu_s" in v})
     text = table(state, names, args.presets, args.sizes)
     if args.markdown:
         Path(args.markdown).write_text(text)
