@@ -14,6 +14,7 @@ import tlpsim
 from tlpsim.cli_errors import friendly as _friendly
 from tlpsim.cli_plugins import plugin_option
 from tlpsim.report.console import table
+from tlpsim.workloads.registry import SIZES
 
 
 @click.group()
@@ -118,7 +119,7 @@ def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool
 
 @main.command("run")
 @click.argument("workload")
-@click.option("--size", default="small", show_default=True, type=click.Choice(["tiny", "small", "paper"]))
+@click.option("--size", default="small", show_default=True, type=click.Choice(SIZES))
 @click.option("--mode", default="timing", show_default=True, type=click.Choice(["functional", "timing"]))
 @click.option("--config", "preset", default="gtx480", show_default=True, help="GPU preset (timing mode).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
@@ -226,36 +227,89 @@ def _keep_failed_run(partial, run_dir: str | None) -> None:
 
 
 @main.command("workloads")
+@click.argument("names", nargs=-1)
 @click.option("--config", "preset", default="gtx480", show_default=True, help="Preset whose SM limits are used.")
+@click.option("--size", default="tiny", show_default=True, type=click.Choice(SIZES),
+              help="Input size whose launch shapes (CTAs, waves) are shown.")
+@click.option("--measure", is_flag=True,
+              help="Also simulate each workload at the size on the preset and show each kernel's measured "
+                   "full-occupancy share (slow at study: minutes per workload).")
 @click.option("--json", "as_json", is_flag=True)
-@click.option("--markdown", is_flag=True, help="Print the catalogue and coverage as Markdown.")
+@click.option("--markdown", is_flag=True,
+              help="Print the generated part of docs/workloads.md (catalogue on --config at small and study, "
+                   "study waves on every paper preset, exempt kernels, coverage).")
+@click.option("--update", "update_doc", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="With --markdown: replace the generated part of this file (between its markers) instead "
+                   "of printing it.")
 @_friendly
-def workloads_cmd(preset: str, as_json: bool, markdown: bool) -> None:
-    """List the built-in workloads: kernels, CTA shape, registers, shared memory,
-    CTAs per SM and the limiting resource on a preset, plus suite coverage."""
+def workloads_cmd(names: tuple[str, ...], preset: str, size: str, measure: bool, as_json: bool, markdown: bool,
+                  update_doc: str | None) -> None:
+    """List the built-in workloads (or NAMES): kernels, CTA shape, registers, shared memory,
+    the limiting resource, maximum CTAs per SM, CTAs and CTA waves at a size on a preset,
+    plus suite coverage. Launch shapes come from a shape-only pass (nothing is simulated
+    unless --measure)."""
     from dataclasses import asdict
 
     from tlpsim.workloads import catalog as cat
+    from tlpsim.workloads.study import EXEMPT
 
-    rows = cat.catalog(preset)
+    if update_doc and not markdown:
+        raise tlpsim.TlpsimError("--update FILE rewrites the generated part of FILE: use it with --markdown")
     if markdown:
-        click.echo(cat.markdown(rows, preset), nl=False)
+        from tlpsim.workloads import catalog_doc
+
+        text = catalog_doc.markdown(preset, list(names) or None)
+        if update_doc:
+            catalog_doc.update_file(Path(update_doc), text)
+            click.echo(f"{update_doc}: generated part rewritten")
+        else:
+            click.echo(text, nl=False)
         return
+    rows = cat.catalog(preset, list(names) or None, size)
+    measured = {}
+    if measure:
+        from tlpsim.workloads.measure import measure as run_measure
+
+        for name in dict.fromkeys(r.workload for r in rows):
+            measured[name] = run_measure(name, size, preset)
     if as_json:
-        click.echo(json.dumps({"preset": preset, "kernels": [asdict(r) for r in rows],
-                               "coverage": cat.coverage(rows)}, indent=2))
+        out = {"preset": preset, "size": size, "kernels": [asdict(r) for r in rows], "coverage": cat.coverage(rows),
+               "exempt": [{"workload": w, "kernel": k, "reason": why} for (w, k), why in EXEMPT.items()]}
+        if measure:
+            out["measured"] = {n: asdict(m) for n, m in measured.items()}
+        click.echo(json.dumps(out, indent=2))
         return
-    table(("workload", "kernel", "grid", "CTA", "regs", "smem B", "CTAs/SM", "limited by"),
-           [[r.workload, r.kernel, "x".join(map(str, r.grid)), "x".join(map(str, r.block)), r.regs_cell,
-             r.shared_bytes, r.ctas_per_sm, r.limited_by] for r in rows])
-    click.echo("")
-    for what, wls in cat.coverage(rows).items():
-        click.echo(f"{what}: {len(wls)} (need {cat.COVERAGE_TARGETS[what]}): {', '.join(wls)}")
+    heads = ["workload", "kernel", "grid", "CTA", "regs", "smem B", "limited by", "max CTAs/SM", "CTAs", "waves"]
+    if measure:
+        heads += ["insts %", "full occ. (min SM)", "cycles"]
+    body = []
+    for r in rows:
+        ctas = str(r.ctas) if r.ctas == r.ctas_max else f"{r.ctas}-{r.ctas_max}"
+        waves = f"{r.waves:.2f}" if r.ctas == r.ctas_max else f"{r.waves:.2f}-{r.waves_max:.2f}"
+        if (r.workload, r.kernel) in EXEMPT:
+            waves += " (exempt)"
+        line = [r.workload, r.kernel, "x".join(map(str, r.grid)), "x".join(map(str, r.block)), r.regs_cell,
+                r.shared_bytes, r.limited_by, r.ctas_per_sm, ctas, waves]
+        if measure:
+            k = measured[r.workload].kernels.get(r.kernel)
+            line += [f"{100 * k.insts_share:.1f}", f"{100 * k.full_occupancy_min:.1f}%", k.cycles] if k else \
+                ["-", "-", "-"]
+        body.append(line)
+    table(heads, body)
+    click.echo(f"\nsize {size} on {preset}: waves = CTAs / (SMs x max CTAs/SM), of each kernel's smallest launch")
+    if measure:
+        for m in measured.values():
+            verdict = "verified" if m.verified else "NOT VERIFIED"
+            click.echo(f"{m.workload}: simulated in {m.wall_seconds:.1f} s, {verdict}")
+    if not names:
+        click.echo("")
+        for what, wls in cat.coverage(rows).items():
+            click.echo(f"{what}: {len(wls)} (need {cat.COVERAGE_TARGETS[what]}): {', '.join(wls)}")
 
 
 @main.command("trace")
 @click.argument("workload", metavar="WORKLOAD_OR_TRACE")
-@click.option("--size", default="tiny", show_default=True, type=click.Choice(["tiny", "small", "paper"]))
+@click.option("--size", default="tiny", show_default=True, type=click.Choice(SIZES))
 @click.option("--json", "as_json", is_flag=True)
 @_friendly
 def trace_cmd(workload: str, size: str, as_json: bool) -> None:

@@ -10,8 +10,7 @@ import click
 from tlpsim.cli_errors import friendly as _friendly
 from tlpsim.cli_plugins import plugin_option
 from tlpsim.report.console import table
-
-SIZES = ["tiny", "small", "paper"]
+from tlpsim.workloads.registry import SIZES
 
 
 @click.group("experiment")

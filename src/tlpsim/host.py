@@ -94,9 +94,13 @@ class Device:
                  chunk_threads: int | None = None, maxrregcount: int | None = None,
                  trace_cache: bool | str | None = None, dense: bool = False,
                  poison_dead_registers: bool = False, budget_factor: float | None = None,
-                 time_limit: float | None = None, oob_reads: str = "error", toolchain: str | None = None) -> None:
+                 time_limit: float | None = None, oob_reads: str = "error", toolchain: str | None = None,
+                 dry_run: bool = False) -> None:
         if mode not in ("functional", "timing"):
             raise TlpsimError(f"Device mode must be 'functional' or 'timing', not {mode!r}")
+        if dry_run and mode != "functional":
+            raise TlpsimError("Device(dry_run=True) records launch shapes without executing them; "
+                              "it has no timing mode")
         if oob_reads not in OOB_READS:
             raise TlpsimError(f"Device oob_reads must be 'error' (an illegal-address error, the default) or 'zero' "
                               f"(global loads outside every allocation read 0 and are counted), not {oob_reads!r}")
@@ -120,6 +124,9 @@ class Device:
         self.poison_dead_registers = poison_dead_registers
         # global loads outside every allocation: "error" (CUDA's illegal address) or "zero" (read 0, counted)
         self.oob_reads = oob_reads
+        # launches are checked (shape, shared memory, arguments), compiled and recorded, but not
+        # executed: device memory keeps what the host wrote (the catalogue reads launch shapes so)
+        self.dry_run = bool(dry_run)
         self.chunk_threads = chunk_threads or int(os.environ.get("TLPSIM_CHUNK_THREADS", 1 << 16))
         self.memory = DeviceMemory()
         # memoise launches on disk: on by default in timing mode (sweeps re-run workloads)
@@ -225,6 +232,13 @@ class Device:
         ck = self.compiled(program.module, kernel)
         shared_mem = check_shared(shared_mem, ck.layout.shared_static_bytes, shown, self.arch, max_dynamic_shared)
         params = pack_params(kernel.params, tuple(args), shown, _addresses_on(self))
+        if self.dry_run:
+            rec = LaunchRecord(kernel=qualified_name(kernel.name), mangled=kernel.name, grid=as_dim3(grid, "grid"),
+                               block=as_dim3(block, "block"), shared_mem=int(shared_mem),
+                               stream=(stream.id if stream is not None else self.current_stream),
+                               resources=program.resources.get(kernel.name), compile=program.compile_record())
+            self.launches.append(rec)
+            return rec
         t0 = time.perf_counter()
         outcome, cached = None, False
         # a replayed launch would neither fault nor count its out-of-bounds reads

@@ -19,7 +19,7 @@ from tlpsim.timing.builder import latency_tables
 from tlpsim.timing.gpu import GPU
 from tlpsim.timing.static import StaticKernel
 
-__all__ = ["RegisterNumbering", "TimingSession", "build_gpu", "register_numbering"]
+__all__ = ["RegisterNumbering", "TimingSession", "build_gpu", "register_numbering", "rf_register_count"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,13 @@ def rf_bank_period(sm: Any) -> int:
     """Banks one warp's registers rotate through (registers r and r + this share a bank):
     the RF's banks, or one scheduler's share of them in the sub-core model."""
     return sm.rf_banks // sm.n_schedulers if sm.sub_core_model else sm.rf_banks
+
+
+def rf_register_count(register_count: str, compiler_regs: int, packed_regs: int) -> int:
+    """Registers per thread the RF reserves under `sm.register_count` for a kernel whose
+    compiler count is `compiler_regs` and packed allocation `packed_regs`: the
+    `rf_regs` of `register_numbering`, without computing the numbering (the catalogue)."""
+    return packed_regs if register_count == "allocation" else max(compiler_regs, packed_regs)
 
 
 def register_numbering(config: Any, fn: Any, compiler_regs: int, analyzed: Any = None) -> RegisterNumbering:

@@ -10,7 +10,7 @@ from badinput_helpers import assert_user_error, cli
 @pytest.mark.parametrize("args, needles", [
     (("run", "nope"), ("unknown workload 'nope'; available: ", "vecadd")),
     (("run", "vecadd", "--size", "huge"), ("Invalid value for '--size': 'huge' is not one of 'tiny', 'small', "
-                                           "'paper'",)),
+                                           "'study', 'paper'",)),
     (("run", "vecadd", "--mode", "fast"), ("Invalid value for '--mode'",)),
     (("run", "vecadd", "--seed", "-1"), ("Invalid value for '--seed': -1 is not in the range x>=0",)),
     (("run", "vecadd", "--budget-factor", "0"), ("Invalid value for '--budget-factor'",)),

@@ -21,7 +21,7 @@ HEAD = 'name = "s"\nworkloads = ["vecadd"]\nsizes = ["tiny"]\n'
     (HEAD + '[policies]\nwarp_scheduler = ["nope"]\n', "sm.warp_scheduler: unknown warp_scheduler 'nope'"),
     (HEAD + '[baseline]\n"sm.nope" = 1\n', "unknown configuration key 'sm.nope'"),
     ('workloads = ["nope"]\n', "unknown workload 'nope'; available: "),
-    ('workloads = ["vecadd"]\nsizes = ["huge"]\n', "unknown size 'huge'; choose from tiny, small, paper"),
+    ('workloads = ["vecadd"]\nsizes = ["huge"]\n', "unknown size 'huge'; choose from tiny, small, study, paper"),
     ('workloads = ["vecadd"]\npresets = ["gtx48"]\n', "unknown preset 'gtx48'"),
     ('workloads = [1]\n', "'workloads' must be a list of names (strings), got 1"),
     ('workloads = ["vecadd"]\npresets = [1]\n', "'presets' must be a list of names (strings), got 1"),

@@ -44,11 +44,26 @@ def test_coverage_targets_met(rows):
         assert len(cov[what]) >= need, f"{what}: {cov[what]}"
 
 
-def test_docs_table_is_generated_from_the_registry(rows):
-    # the generated catalogue opens the page; hand-written sections follow it
-    assert DOC.read_text().startswith(cat.markdown(rows, "gtx480")), \
-        ("docs/workloads.md is stale: replace its part above the hand-written sections with "
-         "`tlpsim workloads --markdown`")
+def test_docs_table_is_generated_from_the_registry():
+    from tlpsim.workloads import catalog_doc
+
+    text = DOC.read_text()
+    begin, end = catalog_doc.generated_part(text, DOC)
+    assert text[begin:end] == catalog_doc.markdown("gtx480"), \
+        "docs/workloads.md is stale: regenerate with `tlpsim workloads --markdown --update docs/workloads.md`"
+
+
+def test_doc_update_keeps_the_hand_written_parts(tmp_path):
+    from tlpsim.workloads import catalog_doc
+
+    doc = tmp_path / "w.md"
+    head, tail = "# Title\n\nhand-written\n\n", "\n## Notes\nmore\n"
+    doc.write_text(f"{head}{catalog_doc.BEGIN}\nold\n{catalog_doc.END}\n{tail}")
+    catalog_doc.update_file(doc, f"{catalog_doc.BEGIN}\nnew\n{catalog_doc.END}\n")
+    assert doc.read_text() == f"{head}{catalog_doc.BEGIN}\nnew\n{catalog_doc.END}\n{tail}"
+    doc.write_text("no markers\n")
+    with pytest.raises(tlpsim.TlpsimError, match="w.md: no generated part"):
+        catalog_doc.update_file(doc, "x")
 
 
 def test_unknown_workload_and_size_are_clear_errors():

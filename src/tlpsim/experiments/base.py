@@ -175,6 +175,11 @@ class Experiment:
         stays in memory)."""
         return record
 
+    def stand_ins(self) -> list[str]:
+        """The built-in workloads standing in for the paper's benchmarks (their CTA waves
+        at the experiment's size are shown on its pages)."""
+        return []
+
     def summary(self, data: Any) -> dict:
         """Headline numbers for summary.json (besides the claims)."""
         return {}

@@ -67,6 +67,17 @@ def _how(exp: Experiment, outcome: Outcome, run: dict | None, command: str) -> l
             "", f"This page: `{command}`."]
 
 
+def _waves(exp: Experiment, files: list[Path]) -> list[str]:
+    md = [Path(f) for f in files if Path(f).name == "waves.md"]
+    if not md:
+        return []
+    text = md[0].read_text(encoding="utf-8").strip().splitlines()
+    return ["## CTA waves of the stand-ins", "",
+            f"At size `{exp.size}` on `{exp.preset}`: waves = CTAs ÷ (SMs × max resident CTAs per SM) of each "
+            "kernel's smallest launch (`tlpsim workloads --config PRESET --size SIZE`); occupancy mechanisms need "
+            "several waves to act on.", "", *[ln for ln in text if not ln.startswith("**")], ""]
+
+
 def _artefacts(exp: Experiment, files: list[Path], doc: Path) -> list[str]:
     images = doc.with_suffix("")
     images.mkdir(parents=True, exist_ok=True)
@@ -104,7 +115,7 @@ def write_doc(exp: Experiment, outcome: Outcome, files: list[Path], doc: str | P
                  + ", ".join(outcome.missing[:8]) + (" ..." if len(outcome.missing) > 8 else ""), ""]
     if outcome.failed:
         body += ["Failed runs:", ""] + [f"- {f.label}: {f.error}" for f in outcome.failed] + [""]
-    body += ["## Figures and tables", "", *_artefacts(exp, files, doc), GENERATED_END]
+    body += [*_waves(exp, files), "## Figures and tables", "", *_artefacts(exp, files, doc), GENERATED_END]
     generated = "\n".join(body)
     if doc.is_file():
         old = doc.read_text(encoding="utf-8")

@@ -86,6 +86,10 @@ def write_outputs(exp: Experiment, data: Any, outcome: Outcome, out: Path, meta:
         files += written
         drawn.append((a, written))
     files += write_table(out / "claims", CLAIM_HEADS, claim_rows(outcome.claims), "Claims")
+    from tlpsim.experiments.waves import write_waves
+
+    waves = write_waves(exp, out / "waves")
+    files += waves
     summary = {"experiment": exp.name, "title": exp.title, "paper": exp.paper, "size": exp.size,
                "code": exp.code, "written": time.strftime("%Y-%m-%d %H:%M:%S"), **meta,
                "runs": {"ran": outcome.ran, "reused": outcome.reused, "failed": len(outcome.failed),
@@ -93,12 +97,13 @@ def write_outputs(exp: Experiment, data: Any, outcome: Outcome, out: Path, meta:
                "claims": [c.to_dict() for c in outcome.claims], "numbers": exp.summary(data)}
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=float), encoding="utf-8")
     files.append(out / "summary.json")
-    (out / "index.html").write_text(_page(exp, outcome, drawn, meta), encoding="utf-8")
+    (out / "index.html").write_text(_page(exp, outcome, drawn, meta, waves), encoding="utf-8")
     files.append(out / "index.html")
     return files
 
 
-def _page(exp: Experiment, outcome: Outcome, drawn: list[tuple[Any, list[Path]]], meta: dict) -> str:
+def _page(exp: Experiment, outcome: Outcome, drawn: list[tuple[Any, list[Path]]], meta: dict,
+          waves: Sequence[Path] = ()) -> str:
     from tlpsim.report.html import _CSS, _e
 
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(exp.name)}</title>"
@@ -119,6 +124,11 @@ def _page(exp: Experiment, outcome: Outcome, drawn: list[tuple[Any, list[Path]]]
     if outcome.failed:
         parts.append("<h2>Failed runs</h2><ul>" + "".join(f"<li>{_e(f.label)}: {_e(f.error)}</li>"
                                                           for f in outcome.failed) + "</ul>")
+    waves_md = [p for p in waves if p.suffix == ".md"]
+    if waves_md:
+        parts.append(f"<h2>CTA waves of the stand-ins</h2><p class='note'>size {_e(exp.size)} on {_e(exp.preset)}: "
+                     "waves = CTAs / (SMs x max resident CTAs per SM) of each kernel's smallest launch</p>")
+        parts.append(_md_table_html(waves_md[0]))
     for a, written in drawn:
         parts.append(f"<h2>{_e(a.name)}: {_e(a.title)}</h2>")
         svg = [p for p in written if p.suffix == ".svg"]

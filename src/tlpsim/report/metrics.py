@@ -11,6 +11,7 @@ import math
 
 # LaunchStats ratios averaged over launches weighted by their cycles
 _WEIGHTED = ("avg_resident_warps", "avg_resident_ctas", "dram_row_hit_rate", "ctas_per_sm_limit")
+_WEIGHTED_SINCE_STUDY = ("full_occupancy_share_min", "full_occupancy_share_mean")
 
 
 def _ratio(a: float, b: float) -> float:
@@ -36,6 +37,8 @@ def run_metrics(record: dict) -> dict[str, float]:
     m["mshr_reservation_fails"] = sum(s["mshr_reservation_fails"] for s in stats)
     for key in _WEIGHTED:
         m[key] = _ratio(sum(s[key] * s["cycles"] for s in stats), cycles)
+    for key in _WEIGHTED_SINCE_STUDY:  # absent from records made before the statistic existed
+        m[key] = _ratio(sum(s.get(key, 0.0) * s["cycles"] for s in stats), cycles)
     for unit in (stats[0]["utilisation"] if stats else {}):
         m[f"util_{unit}"] = _ratio(sum(s["utilisation"][unit] * s["cycles"] for s in stats), cycles)
     sm_cycles: dict[str, float] = {}

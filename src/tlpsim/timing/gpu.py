@@ -374,7 +374,8 @@ class GPU:
             sm.stats.peak_resident_ctas = sm.slots.n_ctas
             sm.stats.peak_resident_warps = sm.slots.n_warps
         self.mark_plugin_levels()
-        return {"sm": [sm.collect() for sm in self.sms], "mem": self.mem.counters(),
+        now = self.core.cycle_at(self.engine.now)
+        return {"sm": [sm.collect(now) for sm in self.sms], "mem": self.mem.counters(),
                 "sm_parts": [sm.part_counters() for sm in self.sms], "plugins": self.plugin_counts(),
                 "energy_events": dict(self.energy_events)}
 

@@ -49,6 +49,7 @@ class Slots:
         self.ctas: list[CTA | None] = [None] * max_ctas
         self.n_warps = 0
         self.n_ctas = 0
+        self.count_since = 0                    # cycle n_ctas last changed (stats.cta_count_cycles)
         self.age = 0
         self.incoming: deque[tuple[int, Any, int, Any, int]] = deque()  # (cycle, run, cta index, grant, cta slot)
         self.booked: list[bool] = [False] * max_ctas  # CTA slots of arriving CTAs
@@ -106,6 +107,7 @@ class Slots:
             cta.alloc = grant
             cta.view.grant = grant
             self.ctas[slot] = cta
+            self.count_cycles(now)
             self.n_ctas += 1
             st = self.stats
             if self.n_ctas > st.peak_resident_ctas:
@@ -126,6 +128,16 @@ class Slots:
                         h(w.view, now)
             if cta.live == 0:
                 self.retire(cta, now)
+
+    def count_cycles(self, now: int) -> None:
+        """Credit the cycles since the CTA count last changed to the current count."""
+        hist = self.stats.cta_count_cycles
+        n = self.n_ctas
+        while len(hist) <= n:
+            hist.append(0)
+        if now > self.count_since:
+            hist[n] += now - self.count_since
+            self.count_since = now
 
     def _admit_warp(self, cta: CTA, k: int, now: int) -> Warp:
         run = cta.run
@@ -230,6 +242,7 @@ class Slots:
             self.warps[w.slot] = None
             self.n_warps -= 1
         self.ctas[cta.slot] = None
+        self.count_cycles(now)
         self.n_ctas -= 1
         kid = cta.run.kid
         self.by_kernel[kid] -= 1

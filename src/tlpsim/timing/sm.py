@@ -122,9 +122,12 @@ class SM(Component):
         eng = self.engine
         return self.domain.cycle_at(eng.now) if eng is not None else 0
 
-    def collect(self) -> dict:
-        """The SM's counters, with those its parts keep (operand storage) folded in."""
+    def collect(self, now: int = -1) -> dict:
+        """The SM's counters, with those its parts keep (operand storage) folded in;
+        `now` (the core cycle) closes the current CTA-count interval."""
         st = self.stats
+        if now >= 0:
+            self.slots.count_cycles(now)
         ops = self.operands.stats
         st.rf_reads, st.rf_writes = ops.reads, ops.writes
         st.rf_bank_conflicts, st.collector_full = ops.bank_conflict_cycles, ops.collector_full

@@ -56,6 +56,9 @@ class SMStats:
     # more than the occupancy limit); not deltas: reset to the current level when a launch starts
     peak_resident_ctas: int = 0
     peak_resident_warps: int = 0
+    # cycles the SM held exactly n resident CTAs (index n; counted when the count changes,
+    # so exact and free per cycle): the full-occupancy share is the part at the CTA limit
+    cta_count_cycles: list[int] = field(default_factory=list)
 
     def add_stall(self, reason: str, n: int = 1) -> None:
         self.stall_reasons[reason] = self.stall_reasons.get(reason, 0) + n
@@ -188,6 +191,10 @@ class LaunchStats:
     first_cycle: int = -1
     last_cycle: int = -1
     avg_mem_latency: float = 0.0    # core cycles per sector (SMStats.mem_latency_*; 0: no data replies)
+    # share of the launch's cycles an SM held at least `ctas_per_sm_limit` CTAs (the baseline's
+    # maximum occupancy; SMStats.cta_count_cycles): the least-occupied SM's, and the mean over SMs
+    full_occupancy_share_min: float = 0.0
+    full_occupancy_share_mean: float = 0.0
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -58,7 +58,7 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchS
     """Statistics of `run`, measured from the counters snapshot `base` taken when it was queued."""
     now = gpu.core.cycle_at(gpu.engine.now)
     cycles = max(run.t_end - max(run.t_start, start_cycle), 0) + 1 if run.t_end >= 0 else now - start_cycle
-    per_sm = [_delta(sm.collect(), base["sm"][k]) for k, sm in enumerate(gpu.sms)]
+    per_sm = [_delta(sm.collect(now), base["sm"][k]) for k, sm in enumerate(gpu.sms)]
     for s, sm in zip(per_sm, gpu.sms):  # peaks are levels, not deltas
         s["peak_resident_ctas"] = sm.stats.peak_resident_ctas
         s["peak_resident_warps"] = sm.stats.peak_resident_warps
@@ -87,6 +87,8 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchS
     # the baseline's occupancy on the configured SM (an allocator may keep more resident: peak_resident_*)
     occ = occupancy(sm_limits(cfg), run.kres.regs_per_thread, run.kres.smem_per_cta,
                     run.kres.threads_per_cta, cfg.gpu.max_ctas_per_sm)
+    # launches on concurrent streams share the SMs: every kernel's CTAs count, so cap at 1
+    full = [min(_ratio(sum(s["cta_count_cycles"][occ.ctas:]), cycles), 1.0) for s in per_sm]
     energy = None
     if cfg.power.enabled and gpu.energy_model is not None:
         parts = [_delta(sm.part_counters(), base["sm_parts"][k]) for k, sm in enumerate(gpu.sms)]
@@ -129,4 +131,6 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchS
         first_cycle=max(run.t_start, start_cycle), last_cycle=run.t_end,
         avg_mem_latency=_ratio(sum(s["mem_latency_sector_cycles"] for s in per_sm),
                                sum(s["mem_latency_sectors"] for s in per_sm)),
+        full_occupancy_share_min=min(full) if full else 0.0,
+        full_occupancy_share_mean=_ratio(sum(full), len(full)),
     )

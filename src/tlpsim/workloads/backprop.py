@@ -19,7 +19,7 @@ TILE = 16
 ETA = 0.3
 MOMENTUM = 0.3
 # input units (including the bias unit); paper: Rodinia's default 65536-unit layer
-N_IN = {"tiny": 1024, "small": 32768, "paper": 65536}
+N_IN = {"tiny": 1024, "small": 32768, "study": 32768, "paper": 65536}
 
 
 def _sigmoid(x):

@@ -13,7 +13,7 @@ import tlpsim as cp
 from tlpsim.workloads.registry import compare, kernel_source, register
 
 # vertices, cap on the out-degree of the skewed part
-SIZES = {"tiny": (2048, 64), "small": (32768, 256), "paper": (1 << 20, 4096)}
+SIZES = {"tiny": (2048, 64), "small": (32768, 256), "study": (215040, 256), "paper": (1 << 20, 4096)}
 BLOCK = 256
 
 

@@ -15,9 +15,10 @@ from tlpsim.workloads.registry import compare, kernel_source, register
 RATE = 0.02
 VOL = 0.30
 BLOCK = 128
-MAX_GRID = 256
+# CTAs of the grid-stride launch (the SDK's 256; `study` runs 6 waves on a 16-SM Maxwell)
+MAX_GRID = {"tiny": 256, "small": 256, "study": 1536, "paper": 256}
 # options; paper: the SDK sample's 4,000,000 options
-N = {"tiny": 4096, "small": 262144, "paper": 4_000_000}
+N = {"tiny": 4096, "small": 262144, "study": 1_572_864, "paper": 4_000_000}
 
 
 def _cdf(d):
@@ -46,7 +47,7 @@ def run(size, rng):
     t = rng.uniform(0.25, 10.0, n).astype(np.float32)
     k = cp.RawKernel(kernel_source("blackscholes.cu"), "black_scholes")
     d_call, d_put = cp.zeros(n, np.float32), cp.zeros(n, np.float32)
-    grid = min(MAX_GRID, (n + BLOCK - 1) // BLOCK)
+    grid = min(MAX_GRID[size], (n + BLOCK - 1) // BLOCK)
     k((grid,), (BLOCK,), (cp.asarray(s), cp.asarray(x), cp.asarray(t), d_call, d_put,
                           np.float32(RATE), np.float32(VOL), np.int32(n)))
     call, put = _reference(s, x, t, RATE, VOL)

@@ -12,7 +12,8 @@ FANOUT = 16   # children per inner node (matches btree.cu)
 LEAF = 16     # keys per leaf (matches btree.cu)
 INT_MAX = np.iinfo(np.int32).max
 # keys in the tree, point queries, range queries, mean keys per range
-SIZES = {"tiny": (4096, 1024, 1024, 12), "small": (65536, 8192, 8192, 24), "paper": (1 << 22, 1 << 20, 1 << 20, 24)}
+SIZES = {"tiny": (4096, 1024, 1024, 12), "small": (65536, 8192, 8192, 24),
+         "study": (65536, 215040, 215040, 8), "paper": (1 << 22, 1 << 20, 1 << 20, 24)}
 BLOCK = 256
 
 

@@ -12,7 +12,7 @@ from tlpsim.workloads.registry import compare, kernel_source, register
 R, BX, BY, OUT_X, OUT_Y = 3, 32, 8, 64, 48   # matches conv2d.cu
 TAPS = 2 * R + 1
 # rows, cols
-SIZES = {"tiny": (60, 90), "small": (384, 512), "paper": (4096, 4096)}
+SIZES = {"tiny": (60, 90), "small": (384, 512), "study": (1152, 1536), "paper": (4096, 4096)}
 
 
 def reference(img, filt):

@@ -12,7 +12,7 @@ from tlpsim.workloads.registry import compare, kernel_source, register
 R, BX, BY, ROW_STEPS, COL_STEPS = 8, 32, 8, 4, 12   # matches convsep.cu
 TAPS = 2 * R + 1
 # rows, cols
-SIZES = {"tiny": (50, 150), "small": (384, 512), "paper": (3072, 3072)}
+SIZES = {"tiny": (50, 150), "small": (384, 512), "study": (1152, 1536), "paper": (3072, 3072)}
 
 
 def conv1d(a, taps, axis):

@@ -20,7 +20,8 @@ BLOCK = (16, 8)
 SPACING = 0.5      # Angstrom between lattice points
 CUTOFF = 12.0      # Angstrom
 # (lattice points in x, in y, atoms, atoms per launch); x a multiple of 16*8, y of 8
-SIZES = {"tiny": (128, 16, 64, 32), "small": (384, 64, 192, 128), "paper": (512, 512, 4096, 2048)}
+SIZES = {"tiny": (128, 16, 64, 32), "small": (384, 64, 192, 128),
+         "study": (1024, 1152, 32, 32), "paper": (512, 512, 4096, 2048)}
 
 
 @register("cutcp", "cutoff Coulomb potential on a lattice slice, atoms in constant memory, 8 points per thread",

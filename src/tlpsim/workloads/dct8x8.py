@@ -16,7 +16,7 @@ from tlpsim.workloads.registry import compare, kernel_source, register
 
 TILE_W, TILE_H = 64, 32
 # (width, height), multiples of 64 and 32; paper ~ the SDK's 512x512 test image and beyond
-SIZES = {"tiny": (64, 64), "small": (1024, 512), "paper": (2048, 2048)}
+SIZES = {"tiny": (64, 64), "small": (1024, 512), "study": (2048, 1056), "paper": (2048, 2048)}
 
 
 def dct_matrix():

@@ -12,7 +12,7 @@ from tlpsim.workloads.registry import compare, kernel_source, register, register
 
 BLOCK = (32, 8)
 # nx (rows), ny (columns), time steps
-SIZES = {"tiny": (40, 72, 2), "small": (256, 256, 6), "paper": (2048, 2048, 500)}
+SIZES = {"tiny": (40, 72, 2), "small": (256, 256, 6), "study": (512, 512, 2), "paper": (2048, 2048, 500)}
 
 
 def reference(ex, ey, hz, source, steps):

@@ -15,7 +15,7 @@ from tlpsim.workloads.registry import compare, kernel_source, register
 BXY = 8
 BLOCK1 = 256
 # matrix order; paper: Rodinia's 1024 x 1024 input
-N = {"tiny": 16, "small": 128, "paper": 1024}
+N = {"tiny": 16, "small": 128, "study": 256, "paper": 1024}
 
 
 def _eliminate(a, b):

@@ -12,7 +12,7 @@ import tlpsim as cp
 from tlpsim.workloads.registry import compare, kernel_source, register
 
 # (bytes, CTAs); each thread walks about nbytes / 4 / (CTAs * 256) words.
-SIZE = {"tiny": (40_000, 4), "small": (2_000_000, 60), "paper": (1 << 26, 480)}
+SIZE = {"tiny": (40_000, 4), "small": (2_000_000, 60), "study": (13_440_000, 840), "paper": (1 << 26, 480)}
 BLOCK = 256
 
 

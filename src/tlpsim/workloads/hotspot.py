@@ -12,7 +12,7 @@ from tlpsim.workloads.registry import compare, kernel_source, register, register
 
 TILE_X, TILE_Y, BLOCK_Y = 32, 40, 8   # matches hotspot.cu
 # grid rows, cols, time steps per launch (pyramid height), launches
-SIZES = {"tiny": (48, 64, 2, 2), "small": (256, 256, 2, 3), "paper": (1024, 1024, 2, 30)}
+SIZES = {"tiny": (48, 64, 2, 2), "small": (256, 256, 2, 3), "study": (864, 672, 2, 2), "paper": (1024, 1024, 2, 30)}
 # Update coefficients (step/(C*Rx), step/(C*Ry), step/(C*Rz), step/C) and ambient temperature;
 # cx + cy < 0.5 keeps the explicit scheme stable.
 CX, CY, CZ, CP, AMBIENT = 0.12, 0.10, 0.002, 0.6, 80.0

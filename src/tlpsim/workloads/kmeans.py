@@ -20,7 +20,7 @@ NF = 34     # must match kernels/kmeans.cu
 MAXK = 16
 BLOCK = 256
 # (points, clusters, iterations); paper: Rodinia's kdd_cup input (494020 x 34, k = 5)
-SIZES = {"tiny": (1024, 5, 2), "small": (16384, 5, 3), "paper": (494020, 5, 5)}
+SIZES = {"tiny": (1024, 5, 2), "small": (16384, 5, 3), "study": (172032, 5, 2), "paper": (494020, 5, 5)}
 
 
 def _points(n, k, rng):
@@ -87,11 +87,14 @@ def run(size, rng):
         accumulate(grid, (BLOCK,), (d_feat, d_member, d_sums, d_counts, np.int32(n), np.int32(k)))
         update(((k * NF + 127) // 128,), (128,), (d_sums, d_counts, d_cent, np.int32(k)))
 
-        counts = np.bincount(member, minlength=k)
+        # memberships outside 0..k-1 fail the membership check above; the reference
+        # sums leave them out instead of failing with an IndexError
+        ok = (member >= 0) & (member < k)
+        counts = np.bincount(member[ok], minlength=k)
         sums = np.zeros((k, NF))
-        np.add.at(sums, member, feat64)
+        np.add.at(sums, member[ok], feat64[ok])
         abs_sums = np.zeros((k, NF))
-        np.add.at(abs_sums, member, np.abs(feat64))
+        np.add.at(abs_sums, member[ok], np.abs(feat64[ok]))
         # float32 atomics accumulate in arbitrary order: error ~ eps * (terms per
         # partial sum) * sum|x|; 1e-5 * sum|x| covers 256-deep CTA partials plus the
         # global chain of CTA partials with margin.

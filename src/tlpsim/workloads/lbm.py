@@ -26,7 +26,7 @@ OMEGA = 1.6
 FORCE_X = 1e-5
 # (nx, ny, nz, time steps); nx a multiple of 32, ny of 4.
 # paper approaches Parboil LBM "short" (120x120x150, 2.2M cells)
-SIZES = {"tiny": (32, 8, 8, 3), "small": (64, 32, 16, 4), "paper": (96, 96, 96, 10)}
+SIZES = {"tiny": (32, 8, 8, 3), "small": (64, 32, 16, 4), "study": (128, 64, 20, 2), "paper": (96, 96, 96, 10)}
 
 
 def _equilibrium(rho, u):

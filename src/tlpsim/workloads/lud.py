@@ -17,7 +17,7 @@ from tlpsim.workloads.registry import compare, kernel_source, register
 
 BS = 16
 # matrix order (multiple of 16); paper: Rodinia's 2048 x 2048 input
-N = {"tiny": 48, "small": 256, "paper": 2048}
+N = {"tiny": 48, "small": 256, "study": 512, "paper": 2048}
 
 
 def _doolittle(a):

@@ -10,7 +10,7 @@ import tlpsim as cp
 from tlpsim.workloads.registry import compare, kernel_source, register, register_variant
 
 # (rows, cols); deliberately not multiples of the CTA shape so edge CTAs are partial.
-SHAPE = {"tiny": (72, 100), "small": (1000, 1000), "paper": (4096, 4096)}
+SHAPE = {"tiny": (72, 100), "small": (1000, 1000), "study": (1000, 1000), "paper": (4096, 4096)}
 BLOCK = (32, 8)
 
 

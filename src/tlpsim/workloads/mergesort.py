@@ -17,7 +17,7 @@ TILE = 2048        # MS_TILE in mergesort.cu
 THREADS = 256      # MS_THREADS
 MERGE_BLOCK = 256
 # pairs (a multiple of TILE); paper approaches the SDK sample's 4M pairs
-SIZES = {"tiny": 4096, "small": 32768, "paper": 1 << 20}
+SIZES = {"tiny": 4096, "small": 32768, "study": 786432, "paper": 1 << 20}
 
 
 @register("mergesort", "bitonic sort of 2048-pair tiles in shared memory, then global merge passes",

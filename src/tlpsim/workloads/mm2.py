@@ -9,7 +9,8 @@ import tlpsim as cp
 from tlpsim.workloads.registry import compare, kernel_source, register
 
 # (NI, NJ, NK, NL): distinct extents so a swapped index would be caught.
-SHAPE = {"tiny": (40, 36, 44, 52), "small": (128, 112, 144, 136), "paper": (2048, 2048, 2048, 2048)}
+SHAPE = {"tiny": (40, 36, 44, 52), "small": (128, 112, 144, 136),
+         "study": (2048, 96, 64, 96), "paper": (2048, 2048, 2048, 2048)}
 BLOCK = (32, 8)
 
 

@@ -21,7 +21,7 @@ VOL = 0.25
 SEED = 20240601
 # (options, CTAs per option, Box-Muller pairs per thread);
 # paper: the SDK sample's 256 options x 262144 paths (16 CTAs x 256 threads x 32 pairs x 2)
-SIZES = {"tiny": (4, 1, 4), "small": (64, 2, 16), "paper": (256, 16, 32)}
+SIZES = {"tiny": (4, 1, 4), "small": (64, 2, 16), "study": (128, 6, 8), "paper": (256, 16, 32)}
 
 M32 = np.uint64(0xFFFFFFFF)
 

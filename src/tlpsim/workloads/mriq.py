@@ -16,7 +16,8 @@ from tlpsim.workloads.registry import compare, kernel_source, register
 CHUNK = 1024  # must match MRIQ_CHUNK in mriq.cu (Parboil's samples per launch)
 # (voxels, k-space samples, samples per launch <= CHUNK);
 # paper = Parboil MRI-Q "small" (32^3 voxels, 3072 samples)
-SIZES = {"tiny": (256, 300, 128), "small": (4096, 1536, 1024), "paper": (32768, 3072, 1024)}
+SIZES = {"tiny": (256, 300, 128), "small": (4096, 1536, 1024),
+         "study": (196608, 128, 128), "paper": (32768, 3072, 1024)}
 
 
 @register("mriq", "MRI-Q: per-voxel sum of |phi|^2 (cos, sin)(2 pi k.x) over constant-memory sample chunks",

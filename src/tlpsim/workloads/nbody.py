@@ -16,7 +16,7 @@ BLOCK = 128            # NB_BLOCK in nbody.cu
 DT = np.float32(0.005)
 EPS2 = np.float32(1e-3)
 # (bodies, time steps); paper ~ the SDK sample's default body counts
-SIZES = {"tiny": (256, 2), "small": (1920, 1), "paper": (16384, 2)}
+SIZES = {"tiny": (256, 2), "small": (1920, 1), "study": (1920, 1), "paper": (16384, 2)}
 
 
 def _accel(pos, mass, eps2):

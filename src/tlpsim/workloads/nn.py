@@ -16,7 +16,7 @@ from tlpsim.workloads.registry import compare, kernel_source, register
 BLOCK = 256         # NN_BLOCK in nn.cu
 PER_THREAD = 4
 # records; paper ~ Rodinia NN with a large generated record set
-SIZES = {"tiny": 8192, "small": 524288, "paper": 4194304}
+SIZES = {"tiny": 8192, "small": 524288, "study": 786432, "paper": 4194304}
 
 
 @register("nn", "nearest neighbour: distances from a query to all records, per-CTA argmin, final argmin",

@@ -17,7 +17,7 @@ BS = 16
 PENALTY = 10
 ALPHABET = 24
 # sequence length (multiple of 16); paper: Rodinia's 2048 x 2048 run
-N = {"tiny": 64, "small": 512, "paper": 2048}
+N = {"tiny": 64, "small": 512, "study": 1024, "paper": 2048}
 
 
 def _substitution_table(rng):

@@ -14,7 +14,7 @@ from tlpsim.workloads.registry import compare, kernel_source, register
 
 BLOCK = 256
 # (columns, rows, rows per launch); paper: Rodinia's 100000 x 100 grid, pyramid 20
-SIZES = {"tiny": (2000, 14, 5), "small": (10000, 101, 20), "paper": (100000, 100, 20)}
+SIZES = {"tiny": (2000, 14, 5), "small": (10000, 101, 20), "study": (181440, 41, 20), "paper": (100000, 100, 20)}
 
 
 def _reference(wall):

@@ -27,7 +27,7 @@ TAN_HALF_FOV = float(np.tan(np.radians(30.0)))
 NSPHERES = 8
 LIGHTS = np.array([[4.0, 6.0, 3.0, 0.7], [-5.0, 4.0, 0.0, 0.4]], np.float32)  # (position, intensity)
 # (width, height)
-SIZES = {"tiny": (64, 48), "small": (256, 192), "paper": (1024, 1024)}
+SIZES = {"tiny": (64, 48), "small": (256, 192), "study": (448, 320), "paper": (1024, 1024)}
 # relative margin below which a branch decision counts as ill-conditioned, per bounce
 COND = (1e-4, 1e-3)
 

@@ -9,7 +9,7 @@ import tlpsim as cp
 from tlpsim.workloads.registry import compare, kernel_source, register
 
 # (elements, CTAs of the first launch); n is not a multiple of the grid's thread count.
-SIZE = {"tiny": (10_000, 8), "small": (2_000_003, 1024), "paper": (1 << 24, 2048)}
+SIZE = {"tiny": (10_000, 8), "small": (2_000_003, 1024), "study": (2_000_003, 1024), "paper": (1 << 24, 2048)}
 BLOCK = 256
 
 

@@ -1,6 +1,7 @@
 """The built-in workload registry: each workload is CUDA C source, a host driver
 using the CuPy-compatible API, a NumPy reference and a verification tolerance,
-at three input sizes (tiny, small, paper), with inputs generated from a seed."""
+at four input sizes (tiny, small, study, paper; `study` runs each main kernel for at least four
+CTA waves on every paper preset, see `workloads.study`), with inputs generated from a seed."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import numpy as np
 
 from tlpsim.errors import TlpsimError
 
-SIZES = ("tiny", "small", "paper")
+SIZES = ("tiny", "small", "study", "paper")
 KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 
 

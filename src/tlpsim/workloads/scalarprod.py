@@ -9,7 +9,7 @@ import tlpsim as cp
 from tlpsim.workloads.registry import compare, kernel_source, register
 
 # (vector pairs, elements per vector); tiny's length is not a multiple of the CTA size.
-SIZE = {"tiny": (8, 1000), "small": (256, 4096), "paper": (1024, 8192)}
+SIZE = {"tiny": (8, 1000), "small": (256, 4096), "study": (768, 4096), "paper": (1024, 8192)}
 BLOCK = 256
 
 

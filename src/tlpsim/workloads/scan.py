@@ -8,7 +8,7 @@ import numpy as np
 import tlpsim as cp
 from tlpsim.workloads.registry import compare, kernel_source, register
 
-N = {"tiny": 5_000, "small": 262_147, "paper": 1 << 24}
+N = {"tiny": 5_000, "small": 262_147, "study": 524_291, "paper": 1 << 24}
 BLOCK = 256
 SEG = 2 * BLOCK
 

@@ -10,7 +10,7 @@ import tlpsim as cp
 from tlpsim.workloads.registry import compare, kernel_source, register
 
 # (M, N, K): M, N multiples of the 64x64 CTA tile, K a multiple of the 16-deep k tile.
-SHAPE = {"tiny": (128, 64, 48), "small": (512, 512, 112), "paper": (1024, 1024, 1024)}
+SHAPE = {"tiny": (128, 64, 48), "small": (512, 512, 112), "study": (1536, 1024, 112), "paper": (1024, 1024, 1024)}
 TILE_M, TILE_N, TILE_K = 64, 64, 16
 BLOCK = (16, 16)
 

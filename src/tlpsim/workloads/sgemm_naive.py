@@ -9,7 +9,7 @@ import tlpsim as cp
 from tlpsim.workloads.registry import compare, kernel_source, register
 
 # (M, N, K); K is not a multiple of the unroll factor at tiny to exercise the tail loop.
-SHAPE = {"tiny": (40, 48, 37), "small": (192, 192, 192), "paper": (1024, 1024, 1024)}
+SHAPE = {"tiny": (40, 48, 37), "small": (192, 192, 192), "study": (448, 448, 192), "paper": (1024, 1024, 1024)}
 BLOCK = (16, 16)
 
 

@@ -14,7 +14,7 @@ import tlpsim as cp
 from tlpsim.workloads.registry import compare, kernel_source, register
 
 # rows (= columns); paper ~ Parboil SPMV "large" (~147k rows)
-SIZES = {"tiny": 1024, "small": 12288, "paper": 131072}
+SIZES = {"tiny": 1024, "small": 12288, "study": 12288, "paper": 131072}
 BLOCK = 256
 
 

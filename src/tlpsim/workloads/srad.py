@@ -11,7 +11,7 @@ from tlpsim.workloads.registry import compare, kernel_source, register
 
 BX = BY = 16  # matches srad.cu
 # rows, cols, iterations
-SIZES = {"tiny": (48, 64, 2), "small": (256, 256, 4), "paper": (2048, 2048, 100)}
+SIZES = {"tiny": (48, 64, 2), "small": (256, 256, 4), "study": (512, 512, 2), "paper": (2048, 2048, 100)}
 LAMBDA = 0.5
 
 

@@ -12,7 +12,7 @@ from tlpsim.workloads.registry import compare, kernel_source, register, register
 
 BLOCK = (32, 8)
 # rows, cols, sweeps
-SIZES = {"tiny": (40, 72, 3), "small": (512, 512, 4), "paper": (4096, 4096, 100)}
+SIZES = {"tiny": (40, 72, 3), "small": (512, 512, 4), "study": (512, 512, 4), "paper": (4096, 4096, 100)}
 
 
 def reference(grid, sweeps):

@@ -11,7 +11,7 @@ from tlpsim.workloads.registry import compare, kernel_source, register
 
 BX, BY, COLS = 32, 4, 4  # matches stencil3d.cu
 # nx, ny, nz, iterations
-SIZES = {"tiny": (40, 20, 8, 2), "small": (128, 128, 32, 2), "paper": (512, 512, 64, 100)}
+SIZES = {"tiny": (40, 20, 8, 2), "small": (128, 128, 32, 2), "study": (512, 1152, 8, 2), "paper": (512, 512, 64, 100)}
 C0, C1 = 0.4, 0.1   # a smoothing stencil: weights sum to 1, values stay in [0, 1]
 
 

@@ -10,7 +10,8 @@ import numpy as np
 import tlpsim as cp
 from tlpsim.workloads.registry import compare, kernel_source, register, register_variant
 
-SHAPE = {"tiny": (48, 80), "small": (768, 1024), "paper": (4096, 4096)}  # (rows, cols) of the input
+SHAPE = {"tiny": (48, 80), "small": (768, 1024),
+         "study": (1024, 1024), "paper": (4096, 4096)}  # (rows, cols) of the input
 TILE = 32
 BLOCK = (32, 8)
 

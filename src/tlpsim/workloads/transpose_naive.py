@@ -8,7 +8,8 @@ import numpy as np
 import tlpsim as cp
 from tlpsim.workloads.registry import compare, kernel_source, register
 
-SHAPE = {"tiny": (48, 80), "small": (768, 1024), "paper": (4096, 4096)}  # (rows, cols) of the input
+SHAPE = {"tiny": (48, 80), "small": (768, 1024),
+         "study": (768, 1024), "paper": (4096, 4096)}  # (rows, cols) of the input
 BLOCK = (32, 8)
 
 

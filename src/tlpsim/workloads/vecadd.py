@@ -8,7 +8,7 @@ import numpy as np
 import tlpsim as cp
 from tlpsim.workloads.registry import compare, kernel_source, register
 
-N = {"tiny": 4096, "small": 1 << 20, "paper": 1 << 24}
+N = {"tiny": 4096, "small": 1 << 20, "study": 1 << 20, "paper": 1 << 24}
 
 
 @register("vecadd", "c = a + b over float32 vectors", "vecadd.cu", stands_for=("VA", "vectorAdd"),

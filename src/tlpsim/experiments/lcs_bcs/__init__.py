@@ -98,6 +98,9 @@ class LcsBcs(Experiment):
     def study(self) -> list[str]:
         return [b.workload for b in BENCHMARKS]
 
+    def stand_ins(self) -> list[str]:
+        return self.study()
+
     def run(self, workload: str, config: str, two_d: bool = True, max_ctas: int | None = None,
             uses: tuple[str, ...] = ()) -> ExpRun:
         label = config if max_ctas is None else f"{config}, max {max_ctas} CTAs/SM"
@@ -199,7 +202,9 @@ class LcsBcs(Experiment):
     # ------------------------------------------------------------ analysis
 
     def analyse(self, results: Results) -> StudyData:
-        d = StudyData(size=self.size, workloads=self.workloads())
+        from tlpsim.experiments.waves import fewest_waves, waves_rows
+
+        d = StudyData(size=self.size, workloads=self.workloads(), waves=fewest_waves(waves_rows(self)))
         d.failed = dict(results.errors)
         study = self.study()
         base = {w: results.of(self.run(w, "GTO")) for w in d.workloads}
