@@ -24,7 +24,7 @@ def _validate(tmp_path, *args):
     res = CliRunner().invoke(main, ["validate", "--only", "histogram_atomic", "--no-sweeps", "--ref-dir",
                                     str(REF_DIR), "--out", str(tmp_path / "-".join(args or ("default",))), *args])
     assert res.exit_code == 0, res.output
-    v = json.loads((tmp_path / "-".join(args or ("default",)) / "validation.json").read_text())
+    v = json.loads((tmp_path / "-".join(args or ("default",)) / "validation.json").read_text(encoding="utf-8"))
     return res.output, v
 
 
@@ -47,7 +47,7 @@ def test_validate_under_both_toolchains(tmp_path, monkeypatch):
             "the preset's default is cuda11") in out13
     (row13,) = v13["launches"]
     assert row13["verified"] and row13["ours"]["warp_insn"] != ref["warp_insn"]  # nvcc 13.5's code for sm_80
-    assert "Code: toolchain cuda13" in (tmp_path / "--toolchain-cuda13" / "validation.md").read_text()
+    assert "Code: toolchain cuda13" in (tmp_path / "--toolchain-cuda13" / "validation.md").read_text(encoding="utf-8")
 
 
 def test_toolchain_option_and_set_must_agree(tmp_path):
