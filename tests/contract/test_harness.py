@@ -65,6 +65,11 @@ def test_unknown_checks_and_points_are_errors():
         check_plugin("warp_sched", "gto")
 
 
+# spmv's 48-register CTAs (CUDA 13.5's ptxas) leave spare RF for the contract switcher's
+# saved contexts; under gtx480's own toolchain (cuda11: 61 registers) two CTAs fill the RF
+CUDA13 = {"gpu.toolchain": "cuda13"}
+
+
 def test_contexts_moved_through_the_rf_ports_count_the_same_dense_and_skip_ahead():
     # transfer("rf") keeps every operand collector waiting on the reserved bank cycles:
     # skip-ahead sleeps through them and must count the refused issue attempts
@@ -73,6 +78,7 @@ def test_contexts_moved_through_the_rf_ports_count_the_same_dense_and_skip_ahead
 
     duet = str(Path(__file__).parent / "plugins" / "duet_like.py")
     rep = check_plugin("context_switcher", "contract_duet", {"active_warps": 8, "bytes_per_cycle": 32, "storage": "rf"},
-                       plugins=[duet], workloads=["spmv"], checks=["terminates", "dense", "invariants"])
+                       plugins=[duet], workloads=["spmv"], checks=["terminates", "dense", "invariants"],
+                       overrides=CUDA13)
     assert rep.ok, rep.summary()
-    assert rep.cycles["spmv"] == [33211, 43266]
+    assert rep.cycles["spmv"] == [33747, 43125]   # on the spread register numbering (issue 25 gap 1)

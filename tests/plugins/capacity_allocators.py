@@ -40,9 +40,9 @@ class StrandedExtra(BaselineAllocator):
     def fits(self, kres):
         return super().fits(kres) or self.stranded == 0
 
-    def allocate(self, kres):
+    def allocate(self, kres, slot):
         if super().fits(kres):
-            return super().allocate(kres)
+            return super().allocate(kres, slot)
         self.stranded += 1
         return Grant(0, 0, 0, 0, extra="stranded")
 

@@ -43,8 +43,9 @@ def test_console_and_report_show_the_peak_resident_ctas_and_warps_beyond_the_lim
     vector = stats[-1]                 # spmv_csr_vector: 128 CTAs of 8 warps, 2 per SM by registers
     assert vector["ctas_per_sm_limit"] == 2 and vector["limited_by"] == "regs"
     peak, warps = vector["peak_resident_ctas"], vector["peak_resident_warps"]
-    # twice the registers: 65536 // (48 x 256) = 5 CTAs, 40 warps (the baseline: 32768 // 12288 = 2)
-    assert peak == 5 and warps == 5 * 8 == max(s["peak_resident_warps"] for s in vector["per_sm"])
+    # twice the registers: 65536 // (61 x 256) = 4 CTAs, 32 warps (the baseline: 32768 // 15616 = 2;
+    # 61 registers: ptxas 11.8's count, gtx480's toolchain)
+    assert peak == 4 and warps == 4 * 8 == max(s["peak_resident_warps"] for s in vector["per_sm"])
     assert re.search(rf"spmv_csr_vector\s+{peak} peak, {warps} warps \(2 regs\)", out), out
     cli("report", "r", "-o", "r.html", cwd=tmp_path)
     assert f"{peak} peak, {warps} warps (2 regs)" in (tmp_path / "r.html").read_text()

@@ -60,9 +60,9 @@ SKETCHES = [str(EXAMPLES / "duet_like.py"), str(EXAMPLES / "expars_like.py")]
 # one SM, so the tiny workloads put more CTAs on it than the baseline's slots hold
 DUET = {"gpu.n_sms": 1, "sm.resource_allocator": {"impl": "duet_alloc", "extra_ctas": 4},
         "sm.context_switcher": "duet_switch"}
-# a 64 KB register file: spmv's 48-register CTAs of 256 threads fit once in the RF,
-# a second one only with 32 of its registers per thread in the scratchpad
-EXPARS = {"gpu.n_sms": 2, "sm.registers": 16384, "sm.resource_allocator": "expars_alloc",
+# a 64 KB register file: spmv's 48-register CTAs of 256 threads (CUDA 13.5's ptxas) fit
+# once in the RF, a second one only with 32 of its registers per thread in the scratchpad
+EXPARS = {"gpu.n_sms": 2, "sm.registers": 16384, "gpu.toolchain": "cuda13", "sm.resource_allocator": "expars_alloc",
           "sm.operand_storage": "expars_storage"}
 
 
@@ -121,7 +121,9 @@ def test_rfv_pool_sketch_throttles_on_a_30_percent_pool_and_passes_the_harness()
     c = rec["stats"][-1]["plugins"]["operand_storage.rfv_pool"]
     pool = int(0.3 * rec["config"]["sm"]["registers"] * 4) // 128     # warp registers
     assert rec["verified"] and c["throttled"] > 0 and c["renames"] == c["releases"]
-    assert c["entries_peak"] == pool and 0 < c["entries_mean"] < pool  # the pool binds, and is a level
+    # the pool binds (warps throttled) and is never exceeded; the guarantor's reserve keeps
+    # the peak below the pool by at most one warp's registers; peak and mean are levels
+    assert pool - 64 < c["entries_peak"] <= pool and 0 < c["entries_mean"] < c["entries_peak"]
     assert rec["stats"][-1]["plugin_aggs"] == {"operand_storage.rfv_pool": {"entries_peak": "max",
                                                                             "entries_mean": "mean"}}
 

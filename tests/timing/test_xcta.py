@@ -222,7 +222,7 @@ def test_possible_schedules_run_and_dense_equals_skip_ahead(waiter, writer, ctas
 
 def test_dependencies_survive_the_trace_cache(tmp_path):
     rec, _ = _run(0, 1, trace_cache=str(tmp_path))
-    (path,) = tmp_path.glob("*.npz")
+    (path,) = tmp_path.glob("*.trace")
     cached = TraceCache(tmp_path).load(path.stem)
     np.testing.assert_array_equal(cached.deps, rec.trace.deps)
     with pytest.raises(CoResidencyDeadlock):  # replayed from the cache, still refused
