@@ -285,7 +285,7 @@ def workloads_cmd(names: tuple[str, ...], preset: str, size: str, measure: bool,
     body = []
     for r in rows:
         ctas = str(r.ctas) if r.ctas == r.ctas_max else f"{r.ctas}-{r.ctas_max}"
-        waves = f"{r.waves:.2f}" if r.ctas == r.ctas_max else f"{r.waves:.2f}-{r.waves_max:.2f}"
+        waves = r.waves_cell
         if (r.workload, r.kernel) in EXEMPT:
             waves += " (exempt)"
         line = [r.workload, r.kernel, "x".join(map(str, r.grid)), "x".join(map(str, r.block)), r.regs_cell,

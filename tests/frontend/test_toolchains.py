@@ -214,3 +214,14 @@ def test_run_keys_separate_the_toolchains():
     assert compile_stamp("gtx480", {}, "timing") == {
         "toolchain": "cuda11 sm_35 nvidia-cuda-nvcc-cu11==11.8.89 nvidia-cuda-nvrtc-cu11==11.8.89 "
                      "nvidia-cuda-runtime-cu11==11.8.89"}
+
+
+def test_nvrtc_leaves_the_processs_text_encoding_alone():
+    # NVRTC 11.8 switches the calling thread to the "C" locale; left so, every later
+    # open() without an encoding would read and write ASCII
+    import locale
+
+    before = locale.getpreferredencoding(False)
+    nvrtc.nvrtc_compile('extern "C" __global__ void k(float* x) { x[threadIdx.x] = 4.f; }', "k.cu",
+                        ["--gpu-architecture=compute_35"])
+    assert locale.getpreferredencoding(False) == before

@@ -165,10 +165,30 @@ def _readable_log(log: str) -> str:
     return _LOG_LINE.sub(lambda m: f"{m.group(1)}:{m.group(2)}: ", log)
 
 
+@functools.lru_cache(maxsize=1)
+def _libc_uselocale():
+    libc = ctypes.CDLL(None)
+    fn = libc.uselocale
+    fn.restype, fn.argtypes = ctypes.c_void_p, [ctypes.c_void_p]
+    return fn
+
+
 def nvrtc_compile(text: str, source_name: str, options: Sequence[str], tk: Cuda11Toolkit | None = None
                   ) -> tuple[str, str]:
     """(PTX, NVRTC's log) of CUDA source `text`; a CompileError quoting the log on failure.
     `source_name` is the name NVRTC's messages give the file."""
+    # NVRTC 11.8 leaves the calling thread on the "C" locale (uselocale), which turns
+    # Python's default text encoding into ASCII for the rest of the process: restore it
+    uselocale = _libc_uselocale()
+    thread_locale = uselocale(None)   # (locale_t)0: query without changing
+    try:
+        return _nvrtc_compile(text, source_name, options, tk)
+    finally:
+        uselocale(thread_locale)
+
+
+def _nvrtc_compile(text: str, source_name: str, options: Sequence[str], tk: Cuda11Toolkit | None
+                   ) -> tuple[str, str]:
     tk = tk or find_cuda11()
     lib = _library(str(tk.nvrtc), str(tk.builtins))
     prog = ctypes.c_void_p()

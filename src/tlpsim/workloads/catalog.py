@@ -56,6 +56,18 @@ class KernelRow:
     ptxas_registers: int = 0         # ptxas's count, when the RF reserves more (the allocation needs more)
 
     @property
+    def fits(self) -> bool:
+        """Whether one CTA fits on the preset's SM at all (the RF may reserve more than
+        ptxas's count: `ptxas_registers`)."""
+        return self.ctas_per_sm > 0
+
+    @property
+    def waves_cell(self) -> str:
+        if not self.fits:
+            return "never fits"
+        return f"{self.waves:.2f}" if self.ctas == self.ctas_max else f"{self.waves:.2f}-{self.waves_max:.2f}"
+
+    @property
     def regs_cell(self) -> str:
         return f"{self.registers} (ptxas {self.ptxas_registers})" if self.ptxas_registers else str(self.registers)
 
@@ -158,7 +170,8 @@ def kernel_rows(name: str, launches, preset: str, size: str, packed: dict[str, i
                                      ptxas_registers=ptxas if ptxas != regs else 0)
     for row in rows.values():
         slots = row.n_sms * row.ctas_per_sm
-        row.waves, row.waves_max = row.ctas / slots, row.ctas_max / slots
+        if slots:  # else the CTA never fits on the preset: no wave runs (KernelRow.fits)
+            row.waves, row.waves_max = row.ctas / slots, row.ctas_max / slots
     return list(rows.values())
 
 
@@ -179,13 +192,15 @@ def catalog(preset: str = "gtx480", names: list[str] | None = None, size: str = 
 
 
 def coverage(rows: list[KernelRow]) -> dict[str, list[str]]:
-    """Workloads counting towards each coverage target."""
+    """Workloads counting towards each coverage target (a shape variant runs its base's
+    code, so it does not count as another workload)."""
     from tlpsim.workloads.registry import load_workloads
 
     table = load_workloads()
     by_wl: dict[str, list[KernelRow]] = {}
     for r in rows:
-        by_wl.setdefault(r.workload, []).append(r)
+        if not table[r.workload].variant_of:
+            by_wl.setdefault(r.workload, []).append(r)
 
     def limited(wl: str, *what: str) -> bool:
         return any(any(w in r.limited_by.split() for w in what) for r in by_wl.get(wl, []))

@@ -21,13 +21,15 @@ def _cta_cell(r: KernelRow | None, what: str) -> str:
         return "-"
     if what == "ctas":
         return str(r.ctas) if r.ctas == r.ctas_max else f"{r.ctas}-{r.ctas_max}"
+    if not r.fits:
+        return "never fits"
     return f"{r.waves:.1f}" if r.ctas == r.ctas_max else f"{r.waves:.2f}-{r.waves_max:.1f}"
 
 
 def markdown(preset: str = "gtx480", names: list[str] | None = None) -> str:
     """The generated block, markers included."""
     from tlpsim.workloads.registry import load_workloads
-    from tlpsim.workloads.study import EXEMPT, MIN_WAVES, PAPER_PRESETS, study_rows
+    from tlpsim.workloads.study import DOES_NOT_FIT, EXEMPT, MIN_WAVES, PAPER_PRESETS, study_rows
 
     table = load_workloads()
     small = {(r.workload, r.kernel): r for r in catalog(preset, names, "small")}
@@ -56,7 +58,7 @@ def markdown(preset: str = "gtx480", names: list[str] | None = None) -> str:
     per = {p: {(r.workload, r.kernel): r for r in rows} for p, rows in by_preset.items()}
     for key in study:
         cells = [per[p].get(key) for p in PAPER_PRESETS]
-        fewest = min(c.waves for c in cells if c is not None)
+        fewest = min(c.waves for c in cells if c is not None and c.fits)
         tag = " (exempt)" if key in EXEMPT else ""
         lines.append(f"| {key[0]} | {key[1]}{tag} | "
                      + " | ".join(f"{_cta_cell(c, 'waves')} ({c.ctas_per_sm})" if c else "-" for c in cells)
@@ -65,6 +67,14 @@ def markdown(preset: str = "gtx480", names: list[str] | None = None) -> str:
     for (w, k), why in EXEMPT.items():
         if names is None or w in names:
             lines.append(f"| {w} | {k} | {why} |")
+    lines += ["", "## Kernels that never fit on a preset", "",
+              "The RF reserves the analyses' allocation where it needs more registers than ptxas's "
+              "count (`sm.register_count = \"ptxas\"`, docs/plugins.md), and nothing is spilled, so "
+              "these kernels cannot run on the preset named.", "",
+              "| workload | kernel | preset | why |", "|---|---|---|---|"]
+    for (w, k, p), why in DOES_NOT_FIT.items():
+        if names is None or w in names:
+            lines.append(f"| {w} | {k} | `{p}` | {why} |")
     lines += ["", f"## Coverage (`{preset}`, `study`)", "", "| behaviour | needed | have | workloads |",
               "|---|---|---|---|"]
     for what, wls in coverage(list(study.values())).items():
