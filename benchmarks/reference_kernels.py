@@ -58,7 +58,7 @@ def _launch_shape_ok(ref: dict, recs: list) -> bool:
 
 
 def run_functional(name: str, ref: dict, ref_dir: Path) -> dict:
-    with cp.Device(trace_cache=False):
+    with cp.Device(trace_cache=False, toolchain="cuda11"):  # the reference PTX GPGPU-Sim ran
         t0 = time.perf_counter()
         r = PROGRAMS[name](ref, ref_dir)
         wall = time.perf_counter() - t0

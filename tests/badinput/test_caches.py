@@ -34,7 +34,7 @@ def test_corrupt_cache_entries_are_recomputed(cache, tmp_path, damage):
 def test_trace_command_on_a_corrupt_trace_names_it(tmp_path):
     f = tmp_path / "t.npz"
     f.write_bytes(os.urandom(100))
-    assert_user_error(cli("trace", f), f"{f} is not a valid trace of this tlpsim version: it is unreadable")
+    assert_user_error(cli("trace", f), f"{f} is not a valid trace of this tlpsim version: it is not a tlpsim trace file (bad magic number)")
     assert_user_error(cli("trace", tmp_path / "none.npz"), f"no such trace file: {tmp_path / 'none.npz'}")
 
 
