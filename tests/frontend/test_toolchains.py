@@ -142,7 +142,7 @@ def test_cuda11_runs_a_kernel_correctly_on_a_gtx480_device(cache_env):
 
 
 def test_missing_cuda11_wheel_is_a_compile_error_naming_it(cache_env, monkeypatch):
-    monkeypatch.setattr(nvrtc, "_nvidia_dirs", lambda: [])
+    monkeypatch.setattr(nvrtc, "nvidia_package_dirs", lambda: [])
     with pytest.raises(CompileError, match=r"the cuda11 toolchain needs the wheels nvidia-cuda-nvrtc-cu11, "
                                            r"nvidia-cuda-nvcc-cu11, nvidia-cuda-runtime-cu11, which are not "
                                            r"installed: install it with `make setup` \(requirements.lock\) or "

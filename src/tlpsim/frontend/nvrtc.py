@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import importlib.util
 import json
 import os
 import re
@@ -35,6 +34,7 @@ from tlpsim.errors import CompileError
 
 from .ptx_cache import CACHE_FORMAT_VERSION, CompileResult, cache_dir, included_files, load_cache, sha256, store_cache
 from .resources import parse_ptxas_module, parse_ptxas_verbose, run_ptxas_verbose
+from .toolkit import nvidia_package_dirs
 
 __all__ = ["CUDA11_WHEELS", "Cuda11Toolkit", "compile_cuda11", "find_cuda11", "nvrtc_compile", "nvrtc_options",
            "with_register_cap"]
@@ -67,16 +67,6 @@ class Cuda11Toolkit:
                f"{_ptxas_version(str(self.ptxas))}"
 
 
-def _nvidia_dirs() -> list[Path]:
-    try:
-        spec = importlib.util.find_spec("nvidia")
-    except (ImportError, ValueError):
-        spec = None
-    if spec is None:
-        return []
-    return [Path(p) for p in (spec.submodule_search_locations or [])]
-
-
 def _install_hint(packages: list[str]) -> str:
     pins = " ".join(f"{p}=={CUDA11_WHEELS[p]}" for p in packages)
     return f"install it with `make setup` (requirements.lock) or `pip install {pins}`"
@@ -84,7 +74,7 @@ def _install_hint(packages: list[str]) -> str:
 
 def find_cuda11() -> Cuda11Toolkit:
     """The CUDA 11.8 wheels, or a CompileError naming the missing wheel."""
-    dirs = _nvidia_dirs()
+    dirs = nvidia_package_dirs()
     found: dict[str, Path] = {}
     for rel in (_NVRTC_LIB, _BUILTINS_LIB, _PTXAS, _HEADERS):
         hit = next((d / rel for d in dirs if (d / rel).is_file()), None)

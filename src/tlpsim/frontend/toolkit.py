@@ -141,8 +141,9 @@ def _check_root(root: Path) -> tuple[list[str], list[str]]:
     return missing, problems
 
 
-def _wheel_candidates() -> list[Path]:
-    """``nvidia/cu13`` folders on the import path (``nvidia`` is a namespace package)."""
+def nvidia_package_dirs() -> list[Path]:
+    """The folders of the ``nvidia`` namespace package on the import path (where NVIDIA's
+    pip wheels install: CUDA 13's ``cu13`` and CUDA 11.8's per-component folders)."""
     try:
         spec = importlib.util.find_spec("nvidia")
     except (ImportError, ValueError):
@@ -152,6 +153,12 @@ def _wheel_candidates() -> list[Path]:
     locations = list(spec.submodule_search_locations or [])
     if not locations and spec.origin:
         locations = [str(Path(spec.origin).parent)]
+    return [Path(loc) for loc in locations]
+
+
+def _wheel_candidates() -> list[Path]:
+    """``nvidia/cu13`` folders on the import path (``nvidia`` is a namespace package)."""
+    locations = nvidia_package_dirs()
     seen: list[Path] = []
     for loc in locations:
         candidate = Path(loc) / _WHEEL_SUBDIR
