@@ -28,39 +28,64 @@ _PALETTE = ("#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
             "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f")
 
 
-def _load(target: str):
-    """A Program from a .cu/.ptx path or a built-in workload name."""
+def _compile_options(config) -> dict[str, Any]:
+    """How a preset compiles CUDA (as a Device on it would): toolchain, arch, maxrregcount."""
+    g = config.gpu
+    return {"toolchain": g.toolchain, "arch": g.cuda11_arch if g.toolchain == "cuda11" else g.arch,
+            "maxrregcount": g.maxrregcount}
+
+
+def _load(target: str, config):
+    """A Program from a .cu/.ptx path or a built-in workload name, compiled as `config` does."""
     from tlpsim.frontend.loader import load_program
 
     from tlpsim.source_files import check_source_file
 
+    opts = _compile_options(config)
     path = Path(target)
     if path.suffix in (".cu", ".ptx", ".cuh") or path.is_file():
         if not path.is_file():
             raise TlpsimError(f"no such file: {target}")
         if path.suffix not in (".cu", ".ptx"):
             raise TlpsimError(f"{target}: expected a .cu or .ptx file (or a built-in workload name)")
-        return load_program(check_source_file(path)), str(path)
+        return load_program(check_source_file(path), **opts), str(path)
     from tlpsim.workloads.registry import get_workload
 
     wl = get_workload(target)  # raises TlpsimError naming the known workloads
-    return load_program(wl.source_path), f"{target} ({wl.source_path.name})"
+    return load_program(wl.source_path, **opts), f"{target} ({wl.source_path.name})"
 
 
-def kernel_report(prog, name: str) -> dict[str, Any]:
-    """Everything ``analyze`` shows about one kernel, as plain data."""
+def _analyzed(prog, name: str, config=None):
+    """(analysed kernel, packed register count, what sizes the RF): the kernel on the
+    register numbering the timing model uses on `config` (a GPUConfig; None, or no
+    ptxas count: the packed allocation)."""
     from tlpsim.analysis.analyzed import analyze
+    from tlpsim.session import register_numbering
+
+    ak = analyze(prog.module, name)
+    res = prog.resources.get(name)
+    packed = ak.allocation.n_regs
+    if config is None or res is None:
+        return ak, packed, "allocation"
+    num = register_numbering(config, ak.fn, res.registers, ak)
+    return num.analyzed, packed, num.sized_by
+
+
+def kernel_report(prog, name: str, config=None) -> dict[str, Any]:
+    """Everything ``analyze`` shows about one kernel, as plain data, on the register
+    numbering the timing model uses on `config` (a GPUConfig; None: the packed allocation)."""
     from tlpsim.analysis.switch_points import context_summary
     from tlpsim.frontend.names import qualified_name
 
-    ak = analyze(prog.module, name)
-    live, alloc = ak.liveness, ak.allocation
+    ak, packed, sized_by = _analyzed(prog, name, config)
     res = prog.resources.get(name)
+    live, alloc = ak.liveness, ak.allocation
     regions, bundles, release = ak.regions, ak.bundles, ak.release_points
     n = len(ak.fn.instructions)
     return {
         "kernel": qualified_name(name), "mangled": name, "instructions": n, "blocks": len(ak.fn.blocks),
         "registers": {"ours": alloc.n_regs, "ptxas": res.registers if res is not None else None,
+                      "packed": packed, "sized_by": sized_by,
                       "max_live": live.max_pressure, "predicates": alloc.pred_regs},
         "live_curve": [live.count_units(live.warp_live_in(i, rf_only=True)) for i in range(n)],
         "regions": {
@@ -91,12 +116,16 @@ def kernel_report(prog, name: str) -> dict[str, Any]:
     }
 
 
-def analyze_source(target: str, kernel: str | None = None) -> tuple[Any, str, list[dict[str, Any]]]:
-    """Load ``target`` and report on its kernels (all that can be flattened, or
-    ``kernel``): ``(program, label, reports)``."""
+def analyze_source(target: str, kernel: str | None = None,
+                   config: Any = "gtx480") -> tuple[Any, str, list[dict[str, Any]]]:
+    """Load ``target`` compiled as preset/GPUConfig ``config`` compiles it and report on
+    its kernels (all that can be flattened, or ``kernel``) on that config's register
+    numbering: ``(program, label, reports)``."""
+    from tlpsim.config.loader import load_config
     from tlpsim.errors import UnsupportedPTX
 
-    prog, label = _load(target)
+    config = load_config(config) if isinstance(config, str) else config
+    prog, label = _load(target, config)
     if kernel is not None:
         names = [prog.module.get_kernel(kernel).name]  # KernelNotFound is a TlpsimError
     else:
@@ -106,7 +135,7 @@ def analyze_source(target: str, kernel: str | None = None) -> tuple[Any, str, li
     reports, skipped = [], []
     for name in names:
         try:
-            reports.append(kernel_report(prog, name))
+            reports.append(kernel_report(prog, name, config))
         except UnsupportedPTX as e:
             if kernel is not None:
                 raise TlpsimError(f"kernel {kernel} cannot be analysed: {e}") from e
@@ -158,16 +187,15 @@ def plot_live_curves(reports: list[dict[str, Any]], path: str | Path) -> None:
         plt.close(fig)
 
 
-def region_dot(prog, reports: list[dict[str, Any]]) -> str:
+def region_dot(prog, reports: list[dict[str, Any]], config=None) -> str:
     """The CFGs (one digraph per kernel) with each block coloured by its region(s):
     one colour per region; a block split into several regions shades from its
     first region's colour to its last's."""
-    from tlpsim.analysis.analyzed import analyze
     from tlpsim.analysis.kernel_cfg import cfg_dot
 
     out = []
     for rep in reports:
-        ak = analyze(prog.module, rep["mangled"])
+        ak = _analyzed(prog, rep["mangled"], config)[0]
         by_block: dict[int, list[int]] = {}
         for r in ak.regions:
             by_block.setdefault(r.block, []).append(r.index)
@@ -207,7 +235,8 @@ def sparkline(curve: list[int], starts: list[int], width: int = 100) -> tuple[st
 def _print(label: str, rep: dict[str, Any]) -> None:
     reg = rep["registers"]
     click.echo(f"{label}: kernel {rep['kernel']}  ({rep['instructions']} instructions, {rep['blocks']} blocks)")
-    click.echo(f"  registers: ours {reg['ours']}, ptxas {reg['ptxas'] if reg['ptxas'] is not None else '?'}, "
+    click.echo(f"  registers: {reg['ours']} named (sized by {reg['sized_by']}), ptxas "
+               f"{reg['ptxas'] if reg['ptxas'] is not None else '?'}, packed allocation {reg['packed']}, "
                f"max live {reg['max_live']} (32-bit), predicates {reg['predicates']}")
     line, marks = sparkline(rep["live_curve"], [r["start"] for r in rep["regions"]["table"]])
     click.echo(f"  live registers (max {max(rep['live_curve'], default=0)}) over the instructions, "
@@ -253,21 +282,33 @@ def _print(label: str, rep: dict[str, Any]) -> None:
               help="Write the live-register curves with region boundaries (PNG, needs matplotlib).")
 @click.option("--dot", "dot_path", type=click.Path(dir_okay=False), default=None,
               help="Write the CFG(s) as Graphviz DOT, blocks coloured by region.")
+@click.option("--config", "preset", default="gtx480", show_default=True,
+              help="Preset (or TOML) whose toolchain compiles the kernels and whose register numbering "
+                   "(sm.register_count) the analyses run on.")
 @friendly
-def analyze_cmd(target: str, kernel: str | None, as_json: bool, plot_path: str | None, dot_path: str | None) -> None:
+def analyze_cmd(target: str, kernel: str | None, as_json: bool, plot_path: str | None, dot_path: str | None,
+                preset: str) -> None:
     """Registers, RegLess regions, EXPARS bundles, RFV release flags and GPUDuet
-    switch points of the kernels of a .cu/.ptx file or a built-in workload."""
-    prog, label, reports = analyze_source(target, kernel)
+    switch points of the kernels of a .cu/.ptx file or a built-in workload, as the
+    timing model on --config sees them (its toolchain, its register numbering)."""
+    from tlpsim.config.loader import load_config
+
+    config = load_config(preset)
+    prog, label, reports = analyze_source(target, kernel, config)
     if plot_path:
         plot_live_curves(reports, plot_path)
     if dot_path:
         try:
-            Path(dot_path).write_text(region_dot(prog, reports))
+            Path(dot_path).write_text(region_dot(prog, reports, config))
         except OSError as e:
             raise TlpsimError(f"cannot write {dot_path}: {e.strerror or e}") from None
     if as_json:
-        click.echo(json.dumps({"source": label, "kernels": reports}, indent=2))
+        click.echo(json.dumps({"source": label, "config": preset, "compile": _compile_options(config),
+                               "kernels": reports}, indent=2))
         return
+    o = _compile_options(config)
+    click.echo(f"compiled as {preset} does: {o['toolchain']} {o['arch']}"
+               + (f", maxrregcount {o['maxrregcount']}" if o["maxrregcount"] else ""))
     for rep in reports:
         _print(label, rep)
     if plot_path:

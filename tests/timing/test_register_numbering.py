@@ -124,3 +124,28 @@ def test_an_allocation_that_never_fits_says_why():
                                               r"regs/thread.*allocation needs 74 registers/thread, more than "
                                               r"ptxas's 63, and nothing is spilled \(sm.register_count\)"):
             load_workloads()["kmeans"].execute("tiny")
+
+
+def test_analyze_command_reports_the_timing_models_numbering():
+    """`tlpsim analyze --config P` compiles as P does and analyses the registers the RF
+    reserves on P; the launch records on a P device agree."""
+    import json
+
+    from click.testing import CliRunner
+
+    from tlpsim.cli_analyze import analyze_cmd
+
+    for preset in ("gtx480", "maxwell_gpuduet"):
+        res = CliRunner().invoke(analyze_cmd, ["spmv", "--config", preset, "--json"])
+        assert res.exit_code == 0, res.output
+        out = json.loads(res.output)
+        g = load_config(preset).gpu
+        assert out["compile"]["toolchain"] == g.toolchain == "cuda11"
+        assert out["compile"]["arch"] == g.cuda11_arch
+        by_kernel = {rep["mangled"]: rep for rep in out["kernels"]}
+        for cfg, rec, ak in kernels_on(preset, ("spmv",)):
+            reg = by_kernel[rec.mangled]["registers"]
+            assert reg["ptxas"] == rec.resources.registers, preset
+            assert reg["ours"] == max(reg["ptxas"], reg["packed"]) == \
+                register_numbering(cfg, ak.fn, reg["ptxas"], ak).rf_regs, preset
+            assert reg["packed"] == ak.allocation.n_regs
