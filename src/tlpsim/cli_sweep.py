@@ -68,7 +68,10 @@ def sweep_cmd(spec: str, db: str | None, workers: int | None, dask_address: str 
 
         check_dir(run_dirs, "run directories' root", "--run-dirs")
     if dry_run:
-        have = ResultsDB(db_path).finished_keys() if Path(db_path).exists() else set()
+        have: set[str] = set()
+        if Path(db_path).exists():  # read-only: a dry run creates and changes nothing
+            with ResultsDB(db_path, create=False) as store:
+                have = store.finished_keys()
         table(("key", "run", "in DB"), [[r.key(), r.label(), "yes" if r.key() in have else ""] for r in s.runs])
         return
     summary = run_sweep(s, db_path, workers=workers, dask=dask_address, run_root=run_dirs,

@@ -54,5 +54,5 @@ def test_nonexistent_files_are_named(tmp_path, args, missing):
 def test_results_db_that_is_not_a_database(tmp_path):
     f = tmp_path / "r.db"
     f.write_bytes(b"not sqlite at all\n" * 100)
-    assert_user_error(cli("results", f), f"{f}: not a tlpsim results database")
+    assert_user_error(cli("results", f), f"not a tlpsim results database: {f}")
     assert_user_error(cli("results", tmp_path), f"Invalid value for 'DB': File '{tmp_path}' is a directory")
