@@ -124,7 +124,7 @@ def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool
 @click.option("--config", "preset", default="gtx480", show_default=True, help="GPU preset (timing mode).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Config override with a dotted key, e.g. --set sm.warp_scheduler=lrr (repeatable).")
-@click.option("--seed", default=1, show_default=True, type=click.IntRange(min=0),
+@click.option("--seed", default=1, show_default=True, type=click.IntRange(min=0, max=2**63 - 1),
               help="Seed of the generated inputs (>= 0).")
 @click.option("--stats-out", type=click.Path(dir_okay=False), default=None,
               help="Also write the stats JSON to this file.")

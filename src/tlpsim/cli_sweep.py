@@ -61,7 +61,7 @@ def sweep_cmd(spec: str, db: str | None, workers: int | None, dask_address: str 
     from tlpsim.sweep.spec import load_spec
     from tlpsim.sweep.store import ResultsDB
 
-    s = load_spec(spec, tuple(lp.spec for lp in activate(plugins)))
+    s = load_spec(spec, tuple(lp.spec for lp in activate(plugins)), progress=lambda m: click.echo(m, err=True))
     db_path = db or str(Path(spec).with_suffix(".db"))
     if run_dirs and not dry_run:
         from tlpsim.report.outputs import check_dir
