@@ -78,14 +78,21 @@ def compile_cmd(source: str, arch: str | None, toolchain: str, maxrregcount: int
 @click.option("--cfg", "cfg_path", type=click.Path(dir_okay=False), help="Write the CFG as Graphviz DOT.")
 @click.option("--kernel", default=None, help="Kernel for --cfg (default: every function, one graph each).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--check/--no-check", default=True, show_default=True,
+              help="Assemble a .ptx file with ptxas first, as a launch does (--no-check: only parse it).")
 @_friendly
-def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool) -> None:
-    """Summarise a parsed PTX module: kernels, blocks, instruction mix."""
+def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool, check: bool = True) -> None:
+    """Summarise a parsed PTX module: kernels, blocks, instruction mix. A .ptx file
+    is first assembled by ptxas, so PTX a launch would refuse is refused here too."""
     from tlpsim.analysis.kernel_cfg import cfg_dot, kernel_cfg
     from tlpsim.source_files import check_source_file
     from tlpsim.frontend.loader import load_program
 
-    prog = load_program(check_source_file(source), resources=False)
+    path = check_source_file(source)
+    prog = load_program(path, resources=False)
+    checked = "compiled by nvcc"
+    if Path(source).suffix != ".cu":
+        checked = _ptxas_check(Path(path)) if check else "not checked by ptxas (--no-check)"
     module = prog.module
     funcs = [f for f in module.functions.values() if not f.is_declaration]
     if kernel:
@@ -102,10 +109,10 @@ def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool
         Path(cfg_path).write_text("".join(cfg_dot(fn) for fn in funcs))
     if as_json:
         click.echo(json.dumps({"file": source, "version": module.version, "target": list(module.target),
-                               "functions": summary}, indent=2))
+                               "checked": checked, "functions": summary}, indent=2))
         return
     click.echo(f"{source}: PTX {module.version}, target {','.join(module.target)}, "
-               f"{len(module.kernels)} kernel(s), {len(funcs)} function(s) shown")
+               f"{len(module.kernels)} kernel(s), {len(funcs)} function(s) shown; {checked}")
     table(("function", "kind", "instrs", "blocks", "loops", "regs"),
            [[s["name"], s["kind"], s["instructions"], s["blocks"], s["loops"], s["registers_declared"]] for s in summary])
     total = Counter()
@@ -115,6 +122,25 @@ def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool
     click.echo("instruction mix: " + ", ".join(f"{k} {v} ({100 * v / n:.0f}%)" for k, v in total.most_common()))
     if cfg_path:
         click.echo(f"CFG written to {cfg_path}")
+
+
+def _ptxas_check(path: Path) -> str:
+    """Assemble a PTX file with the bundled ptxas for its own target (a CompileError
+    quoting ptxas if it is refused); what was checked, for the summary."""
+    import warnings
+
+    from tlpsim.errors import ToolkitNotFound
+    from tlpsim.frontend.nvcc import PtxasWarning, ptx_resources_for_file
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PtxasWarning)
+        try:
+            res = ptx_resources_for_file(path)
+        except ToolkitNotFound as exc:
+            raise ToolkitNotFound(f"{exc}\n(`tlpsim ptx --no-check` parses the file without ptxas)") from None
+    if not res and caught:  # a target no bundled ptxas assembles: say so, do not claim a check
+        return f"not checked by ptxas: {caught[0].message}"
+    return "assembled by ptxas without errors"
 
 
 @main.command("run")
