@@ -177,7 +177,7 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
             plugins: tuple[str, ...] = ()) -> None:
     """Run a built-in workload, verify its output against NumPy, and report. Writes a
     run directory (params, resolved config, stats, timeline, versions)."""
-    from tlpsim.config.overrides import parse_override
+    from tlpsim.config.overrides import parse_overrides
     from tlpsim.policies.external import activate
     from tlpsim.report import console
     from tlpsim.report.progress import RunProgress
@@ -185,10 +185,13 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
     from tlpsim.sweep.job import RunParams, execute
     from tlpsim.workloads.registry import get_workload
 
+    if mode == "functional" and energy_plot:  # energy comes from the timing model's statistics
+        raise tlpsim.TlpsimError("--energy-plot applies to the timing model (the energy is estimated from its "
+                                 "statistics); add --mode timing, or leave --energy-plot out")
     loaded = activate(plugins)
     wl = get_workload(workload)
     check_run_outputs(run_dir, stats_out, energy_plot)  # before simulating: an unwritable path loses nothing
-    params = RunParams(workload, size, preset, dict(parse_override(o) for o in overrides), seed, mode,
+    params = RunParams(workload, size, preset, parse_overrides(overrides), seed, mode,
                        tuple(lp.spec for lp in loaded))
     limits = {k: v for k, v in (("budget_factor", budget_factor), ("time_limit", time_limit)) if v is not None}
     if oob_reads != "error":

@@ -257,6 +257,10 @@ def _print(label: str, rep: dict[str, Any]) -> None:
 def analyze_cmd(target: str, kernel: str | None, as_json: bool, plot_path: str | None, dot_path: str | None) -> None:
     """Registers, RegLess regions, EXPARS bundles, RFV release flags and GPUDuet
     switch points of the kernels of a .cu/.ptx file or a built-in workload."""
+    if plot_path:
+        from tlpsim.report.outputs import check_figure
+
+        check_figure(plot_path, "plot", "--plot")
     prog, label, reports = analyze_source(target, kernel)
     if plot_path:
         plot_live_curves(reports, plot_path)

@@ -57,10 +57,12 @@ def sweep_cmd(spec: str, db: str | None, workers: int | None, dask_address: str 
     Re-running skips finished runs (a run whose plug-in code changed runs again);
     interrupting loses none."""
     from tlpsim.policies.external import activate
+    from tlpsim.sweep.backends import check_workers
     from tlpsim.sweep.runner import run_sweep
     from tlpsim.sweep.spec import load_spec
     from tlpsim.sweep.store import ResultsDB
 
+    check_workers(workers)
     s = load_spec(spec, tuple(lp.spec for lp in activate(plugins)), progress=lambda m: click.echo(m, err=True))
     db_path = db or str(Path(spec).with_suffix(".db"))
     if run_dirs and not dry_run:
@@ -145,10 +147,12 @@ def _fmt(v) -> str:
 def plot_cmd(db: str, metric: str, normalize: str, where: tuple, output: str, title: str) -> None:
     """Grouped bar chart of a metric per workload and configuration, normalised to
     the baseline, with a geometric-mean group (PNG, SVG or PDF by extension)."""
+    from tlpsim.report.outputs import check_figure
     from tlpsim.sweep.plots import bar_data, grouped_bars
     from tlpsim.sweep.store import ResultsDB
     from tlpsim.sweep.table import parse_baseline, select
 
+    check_figure(output, "figure", "-o")
     with ResultsDB(db, create=False) as store:
         db_rows = store.rows(with_stats=True)
         stored = store.get_meta("baseline")

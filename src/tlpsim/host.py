@@ -82,6 +82,22 @@ class LaunchRecord:
         self._stats = value
 
 
+def _env_chunk_threads(default: int = 1 << 16) -> int:
+    """TLPSIM_CHUNK_THREADS (threads executed together), or the default; a value that
+    is not a whole number >= 1 is an error naming the variable, like TLPSIM_BUDGET_FACTOR."""
+    raw = os.environ.get("TLPSIM_CHUNK_THREADS", "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise TlpsimError(f"environment variable TLPSIM_CHUNK_THREADS={raw!r} is not a whole number "
+                          f"(the threads executed together; default {default})") from None
+    if value < 1:
+        raise TlpsimError(f"environment variable TLPSIM_CHUNK_THREADS={raw!r} must be at least 1")
+    return value
+
+
 class Device:
     """A simulated GPU: device memory, loaded modules and the record of launches."""
 
@@ -127,7 +143,8 @@ class Device:
         # launches are checked (shape, shared memory, arguments), compiled and recorded, but not
         # executed: device memory keeps what the host wrote (the catalogue reads launch shapes so)
         self.dry_run = bool(dry_run)
-        self.chunk_threads = chunk_threads or int(os.environ.get("TLPSIM_CHUNK_THREADS", 1 << 16))
+        self.chunk_threads = check_limit(chunk_threads, "chunk_threads", integer=True) if chunk_threads \
+            else _env_chunk_threads()
         self.memory = DeviceMemory()
         # memoise launches on disk: on by default in timing mode (sweeps re-run workloads)
         if trace_cache is None:
