@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tlpsim.errors import KernelNotFound, TlpsimError
+from tlpsim.errors import ArgumentError, KernelNotFound, TlpsimError
 from tlpsim.frontend.ir import Function, Module
 from tlpsim.frontend.loader import Program, load_program
 from tlpsim.frontend.names import qualified_name
@@ -360,13 +360,33 @@ def _addresses_on(device: Device):
 # ---------------------------------------------------------------- arrays
 
 
+def _shape(shape) -> tuple[int, ...]:
+    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    if any(isinstance(d, bool) or not isinstance(d, (int, np.integer)) for d in dims):
+        raise ArgumentError(f"shape {shape!r}: dimensions must be whole numbers")
+    if any(d < 0 for d in dims):  # NumPy's words
+        raise ArgumentError(f"shape {shape!r}: negative dimensions are not allowed")
+    return tuple(int(d) for d in dims)
+
+
+def _dtype(dtype) -> np.dtype:
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise ArgumentError(f"dtype {dtype!r} is not a NumPy data type") from None
+    if dt.kind in "OU":  # device memory holds numbers or raw records: an object array's bytes are Python pointers
+        raise ArgumentError(f"dtype {dt} is not supported on the device: arrays hold booleans, integers, floats, "
+                            "complex numbers or fixed-size records")
+    return dt
+
+
 class ndarray:
     """A C-contiguous array in simulated device memory."""
 
     def __init__(self, shape, dtype=np.float32, device: Device | None = None, _ptr: int | None = None) -> None:
         self.device = device or Device.current()
-        self.shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
-        self.dtype = np.dtype(dtype)
+        self.shape = _shape(shape)
+        self.dtype = _dtype(dtype)
         self.size = int(np.prod(self.shape, dtype=np.int64))
         self.nbytes = self.size * self.dtype.itemsize
         self.ptr = _ptr if _ptr is not None else self.device.memory.alloc(self.nbytes, f"ndarray{self.shape}")
@@ -429,6 +449,10 @@ def asarray(a, dtype=None) -> ndarray:
     if isinstance(a, ndarray) and (dtype is None or np.dtype(dtype) == a.dtype):
         return a
     host = np.ascontiguousarray(a.get() if isinstance(a, ndarray) else a, dtype=dtype)
+    if host.dtype.kind in "OU":
+        raise ArgumentError(f"asarray: argument a has dtype {host.dtype} ({type(a).__name__}); a device array holds "
+                            "booleans, integers, floats, complex numbers or fixed-size records (convert it first, "
+                            "e.g. np.asarray(a, dtype=np.float32))")
     out = ndarray(host.shape, host.dtype)
     out.set(host)
     return out
@@ -494,6 +518,8 @@ class RawModule:
                  enable_cooperative_groups: bool = False, toolchain: str | None = None) -> None:
         if (code is None) == (path is None):
             raise TlpsimError("RawModule needs exactly one of code= or path=")
+        if code is not None:
+            _check_code(code, "RawModule")
         if backend not in ("nvcc", "nvrtc"):
             raise TlpsimError(f"RawModule backend must be 'nvcc' or 'nvrtc' (both compile with nvcc here), "
                               f"not {backend!r}")
@@ -548,6 +574,20 @@ class RawModule:
         return (_module_from_spec, (self._spec,))
 
 
+def _check_code(code, who: str) -> None:
+    """`code` is source text; PTX (which CuPy also takes) must say so with `.version`,
+    or nvcc would compile it as CUDA C++ and report C++ errors about PTX."""
+    if not isinstance(code, str):
+        raise ArgumentError(f"{who}: code must be CUDA C++ or PTX source text (a str), got {type(code).__name__}"
+                            + (f" {code!r}" if isinstance(code, (int, float)) else ""))
+    head = "\n".join(ln for ln in code.lstrip().splitlines()[:40] if not ln.lstrip().startswith("//"))
+    looks_ptx = any(d in head for d in (".target", ".address_size", ".visible .entry", ".entry "))
+    if looks_ptx and ".version" not in head:
+        raise ArgumentError(f"{who}: code looks like PTX (it has {'.target' if '.target' in head else '.entry'}) "
+                            "but no .version directive, so it would be compiled as CUDA C++; start it with "
+                            "`.version X.Y` (e.g. .version 8.0) and `.target sm_XX`")
+
+
 def _module_from_spec(spec: dict) -> RawModule:
     return RawModule(**spec)
 
@@ -569,8 +609,12 @@ class RawKernel:
                  _program: Program | None = None, arch: str | None = None, maxrregcount: int | None = None,
                  jitify: bool = False, enable_cooperative_groups: bool = False,
                  _module: RawModule | None = None) -> None:
+        if not isinstance(name, str):
+            raise ArgumentError(f"RawKernel: name must be the kernel's name (a str), got {type(name).__name__} "
+                                f"{name!r}")
         self.name = name
         if _module is None:
+            _check_code(code, "RawKernel")
             _module = RawModule(code, options=options, backend=backend, arch=arch, maxrregcount=maxrregcount,
                                 name_expressions=[name] if is_template_name(name) else None,
                                 enable_cooperative_groups=enable_cooperative_groups)
@@ -601,6 +645,9 @@ class RawKernel:
         model, e.g. {'registers': 32, 'shared_bytes': 1296} to match another toolchain."""
         if not isinstance(args, (tuple, list)):
             raise LaunchArgumentError(f"kernel {self.name}: arguments must be a tuple, got {type(args).__name__}")
+        if stream is not None and not isinstance(stream, Stream):
+            raise LaunchArgumentError(f"kernel {self.name}: stream must be a tlpsim.Stream (cupy.cuda.Stream) or "
+                                      f"None, got {type(stream).__name__} {stream!r}")
         stream = stream or Stream._current()
         return Device.current().launch(self.program, self.kernel.name, grid, block, args, shared_mem, stream,
                                        resources, max_dynamic_shared=self._max_dynamic,
