@@ -58,6 +58,12 @@ class ArgumentError(TlpsimError, TypeError, ValueError):
     catches those still does."""
 
 
+class ArgumentWarning(UserWarning):
+    """A launch argument that is accepted but probably not meant: an array whose
+    element type differs from its pointer parameter's (its bytes are reinterpreted,
+    as on a GPU and in CuPy). Given once per kernel, parameter and element type."""
+
+
 class ConfigError(TlpsimError):
     """An unknown configuration key or an out-of-range value."""
 

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
-from tlpsim.errors import ArgumentError, KernelNotFound, TlpsimError
+from tlpsim.errors import ArgumentError, ArgumentWarning, KernelNotFound, TlpsimError
 from tlpsim.frontend.ir import Function, Module
 from tlpsim.frontend.loader import Program, load_program
 from tlpsim.frontend.names import qualified_name
@@ -573,6 +574,24 @@ class RawModule:
     def __reduce__(self):
         return (_module_from_spec, (self._spec,))
 
+    def pointer_types(self, name: str) -> list[tuple[str, np.dtype | None]]:
+        """(declaration, element type or None) of each parameter of kernel `name`, from
+        the CUDA source; [] for PTX or a kernel the source does not define once."""
+        from tlpsim.frontend.loader import _is_ptx_text
+        from tlpsim.frontend.signatures import kernel_parameters, pointee_dtype
+
+        code, path = self._spec["code"], self._spec["path"]
+        if path is not None and str(path).endswith(".ptx"):
+            return []
+        text = code if code is not None else _read_source(path)
+        if _is_ptx_text(text):
+            return []
+        decls = kernel_parameters(text, name.split("<")[0].rsplit("::", 1)[-1].strip())
+        return [(d, pointee_dtype(d)) for d in decls or []]
+
+
+_REINTERPRET_WARNED: set[tuple[str, int, str]] = set()  # (kernel, parameter, dtype) already warned about
+
 
 def _check_code(code, who: str) -> None:
     """`code` is source text; PTX (which CuPy also takes) must say so with `.version`,
@@ -622,6 +641,7 @@ class RawKernel:
         self.program = _program if _program is not None else _module.program
         self.kernel = self.program.kernel(_module._lowered.get(name, name))
         self._max_dynamic: int | None = None
+        self._pointers: list[tuple[str, np.dtype | None]] | None = None  # from the source, on first launch
 
     @property
     def attributes(self) -> dict:
@@ -649,12 +669,34 @@ class RawKernel:
             raise LaunchArgumentError(f"kernel {self.name}: stream must be a tlpsim.Stream (cupy.cuda.Stream) or "
                                       f"None, got {type(stream).__name__} {stream!r}")
         stream = stream or Stream._current()
+        self._warn_reinterpreted(args)
         return Device.current().launch(self.program, self.kernel.name, grid, block, args, shared_mem, stream,
                                        resources, max_dynamic_shared=self._max_dynamic,
                                        cooperative=self._module.cooperative)
 
     def __reduce__(self):
         return (_kernel_from_module, (self._module, self.name, self._max_dynamic))
+
+    def _warn_reinterpreted(self, args) -> None:
+        """An array for a `float*` holding float64 (or ints, ...) is passed as is, as on a
+        GPU and in CuPy, but almost never meant: say so once per parameter and type."""
+        if self._pointers is None:
+            self._pointers = self._module.pointer_types(self.name)
+        if len(self._pointers) != len(args):
+            return
+        for k, ((decl, want), a) in enumerate(zip(self._pointers, args)):
+            if want is None or not isinstance(a, ndarray) or a.dtype == want:
+                continue
+            have = a.dtype
+            if have.itemsize == want.itemsize and (have.kind in "fc") == (want.kind in "fc"):
+                continue  # int32 for unsigned*, uint8 for bool*: the same bytes, on purpose
+            key = (self.kernel.name, k, have.str)
+            if key in _REINTERPRET_WARNED:
+                continue
+            _REINTERPRET_WARNED.add(key)
+            warnings.warn(f"kernel {self.name}: argument {k} (parameter '{decl}') is a {have} array; the kernel reads "
+                          f"its bytes as {want} ({want.itemsize} bytes each), as CuPy does; pass "
+                          f"a.astype(numpy.{want.name}) if that is not what you meant", ArgumentWarning, stacklevel=3)
 
 
 def _kernel_from_module(module: RawModule, name: str, max_dynamic: int | None) -> RawKernel:
