@@ -48,7 +48,8 @@ def test_a_bad_value_of_a_huge_spec_is_found_at_once(tmp_path):
     spec.write_text(HUGE.replace("BAD", '"x"'))
     start = time.monotonic()
     out = assert_user_error(cli("sweep", spec, "--dry-run"), "614,400 runs",
-                            "run 'vecadd tiny gtx480 gpu.n_sms=1 sm.max_ctas=1 sm.shared_latency=x sm.warp_scheduler=lrr'",
+                            "run 'vecadd tiny gtx480 gpu.n_sms=1 sm.max_ctas=1 sm.shared_latency=x "
+                            "sm.warp_scheduler=lrr'",
                             "sm.shared_latency: Input should be a valid integer")
     assert time.monotonic() - start < 20, "the error came after expanding the runs"
     assert out.index("614,400 runs") < out.index("error:")
