@@ -78,14 +78,21 @@ def compile_cmd(source: str, arch: str | None, toolchain: str, maxrregcount: int
 @click.option("--cfg", "cfg_path", type=click.Path(dir_okay=False), help="Write the CFG as Graphviz DOT.")
 @click.option("--kernel", default=None, help="Kernel for --cfg (default: every function, one graph each).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--check/--no-check", default=True, show_default=True,
+              help="Assemble a .ptx file with ptxas first, as a launch does (--no-check: only parse it).")
 @_friendly
-def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool) -> None:
-    """Summarise a parsed PTX module: kernels, blocks, instruction mix."""
+def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool, check: bool = True) -> None:
+    """Summarise a parsed PTX module: kernels, blocks, instruction mix. A .ptx file
+    is first assembled by ptxas, so PTX a launch would refuse is refused here too."""
     from tlpsim.analysis.kernel_cfg import cfg_dot, kernel_cfg
     from tlpsim.source_files import check_source_file
     from tlpsim.frontend.loader import load_program
 
-    prog = load_program(check_source_file(source), resources=False)
+    path = check_source_file(source)
+    prog = load_program(path, resources=False)
+    checked = "compiled by nvcc"
+    if Path(source).suffix != ".cu":
+        checked = _ptxas_check(Path(path)) if check else "not checked by ptxas (--no-check)"
     module = prog.module
     funcs = [f for f in module.functions.values() if not f.is_declaration]
     if kernel:
@@ -102,10 +109,10 @@ def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool
         Path(cfg_path).write_text("".join(cfg_dot(fn) for fn in funcs))
     if as_json:
         click.echo(json.dumps({"file": source, "version": module.version, "target": list(module.target),
-                               "functions": summary}, indent=2))
+                               "checked": checked, "functions": summary}, indent=2))
         return
     click.echo(f"{source}: PTX {module.version}, target {','.join(module.target)}, "
-               f"{len(module.kernels)} kernel(s), {len(funcs)} function(s) shown")
+               f"{len(module.kernels)} kernel(s), {len(funcs)} function(s) shown; {checked}")
     table(("function", "kind", "instrs", "blocks", "loops", "regs"),
            [[s["name"], s["kind"], s["instructions"], s["blocks"], s["loops"], s["registers_declared"]] for s in summary])
     total = Counter()
@@ -117,6 +124,25 @@ def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool
         click.echo(f"CFG written to {cfg_path}")
 
 
+def _ptxas_check(path: Path) -> str:
+    """Assemble a PTX file with the bundled ptxas for its own target (a CompileError
+    quoting ptxas if it is refused); what was checked, for the summary."""
+    import warnings
+
+    from tlpsim.errors import ToolkitNotFound
+    from tlpsim.frontend.nvcc import PtxasWarning, ptx_resources_for_file
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PtxasWarning)
+        try:
+            res = ptx_resources_for_file(path)
+        except ToolkitNotFound as exc:
+            raise ToolkitNotFound(f"{exc}\n(`tlpsim ptx --no-check` parses the file without ptxas)") from None
+    if not res and caught:  # a target no bundled ptxas assembles: say so, do not claim a check
+        return f"not checked by ptxas: {caught[0].message}"
+    return "assembled by ptxas without errors"
+
+
 @main.command("run")
 @click.argument("workload")
 @click.option("--size", default="small", show_default=True, type=click.Choice(SIZES))
@@ -124,7 +150,7 @@ def ptx_cmd(source: str, cfg_path: str | None, kernel: str | None, as_json: bool
 @click.option("--config", "preset", default="gtx480", show_default=True, help="GPU preset (timing mode).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Config override with a dotted key, e.g. --set sm.warp_scheduler=lrr (repeatable).")
-@click.option("--seed", default=1, show_default=True, type=click.IntRange(min=0),
+@click.option("--seed", default=1, show_default=True, type=click.IntRange(min=0, max=2**63 - 1),
               help="Seed of the generated inputs (>= 0).")
 @click.option("--stats-out", type=click.Path(dir_okay=False), default=None,
               help="Also write the stats JSON to this file.")
@@ -151,7 +177,7 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
             plugins: tuple[str, ...] = ()) -> None:
     """Run a built-in workload, verify its output against NumPy, and report. Writes a
     run directory (params, resolved config, stats, timeline, versions)."""
-    from tlpsim.config.overrides import parse_override
+    from tlpsim.config.overrides import parse_overrides
     from tlpsim.policies.external import activate
     from tlpsim.report import console
     from tlpsim.report.progress import RunProgress
@@ -159,10 +185,13 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
     from tlpsim.sweep.job import RunParams, execute
     from tlpsim.workloads.registry import get_workload
 
+    if mode == "functional" and energy_plot:  # energy comes from the timing model's statistics
+        raise tlpsim.TlpsimError("--energy-plot applies to the timing model (the energy is estimated from its "
+                                 "statistics); add --mode timing, or leave --energy-plot out")
     loaded = activate(plugins)
     wl = get_workload(workload)
     check_run_outputs(run_dir, stats_out, energy_plot)  # before simulating: an unwritable path loses nothing
-    params = RunParams(workload, size, preset, dict(parse_override(o) for o in overrides), seed, mode,
+    params = RunParams(workload, size, preset, parse_overrides(overrides), seed, mode,
                        tuple(lp.spec for lp in loaded))
     limits = {k: v for k, v in (("budget_factor", budget_factor), ("time_limit", time_limit)) if v is not None}
     if oob_reads != "error":

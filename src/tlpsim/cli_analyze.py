@@ -293,6 +293,10 @@ def analyze_cmd(target: str, kernel: str | None, as_json: bool, plot_path: str |
     timing model on --config sees them (its toolchain, its register numbering)."""
     from tlpsim.config.loader import load_config
 
+    if plot_path:
+        from tlpsim.report.outputs import check_figure
+
+        check_figure(plot_path, "plot", "--plot")
     config = load_config(preset)
     prog, label, reports = analyze_source(target, kernel, config)
     if plot_path:

@@ -57,11 +57,11 @@ def exec_cmd(mode: str, preset: str, overrides: tuple, plugins: tuple, run_dir: 
     """Run an unmodified CUDA program on the simulator: `tlpsim exec [options] -- ./prog
     args`, or `tlpsim exec prog.cu -- args` to compile and run. Every kernel launch
     executes on the simulator; in timing mode each is simulated and recorded."""
-    from tlpsim.config.overrides import parse_override
+    from tlpsim.config.overrides import parse_overrides
     from tlpsim.cudart.exec import run
 
     def go() -> int:
-        return run(list(command), mode=mode, preset=preset, overrides=dict(parse_override(o) for o in overrides),
+        return run(list(command), mode=mode, preset=preset, overrides=parse_overrides(overrides),
                    plugins=list(plugins), run_dir=run_dir, device_memory=parse_size(device_memory), timeout=timeout,
                    nvcc_options=list(nvcc_options), echo=lambda m: click.echo(m, err=True))
 

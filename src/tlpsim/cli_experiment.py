@@ -58,7 +58,9 @@ def run_cmd(name: str, size: str, only: str | None, workers: int | None, dask_ad
     and write its figures, tables and claim table."""
     from tlpsim.experiments.runner import DEFAULT_DB, default_out, run_experiment
     from tlpsim.policies.external import activate
+    from tlpsim.sweep.backends import check_workers
 
+    check_workers(workers)
     specs = [lp.spec for lp in activate(plugins)]
     res = run_experiment(name, size, only=_only(only), workers=workers, dask=dask_address,
                          db_path=db_path or DEFAULT_DB, out=out or default_out(name, size),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -57,26 +58,62 @@ def sweep_cmd(spec: str, db: str | None, workers: int | None, dask_address: str 
     Re-running skips finished runs (a run whose plug-in code changed runs again);
     interrupting loses none."""
     from tlpsim.policies.external import activate
+    from tlpsim.sweep.backends import check_workers
     from tlpsim.sweep.runner import run_sweep
     from tlpsim.sweep.spec import load_spec
     from tlpsim.sweep.store import ResultsDB
 
-    s = load_spec(spec, tuple(lp.spec for lp in activate(plugins)))
+    check_workers(workers)
+    s = load_spec(spec, tuple(lp.spec for lp in activate(plugins)), progress=lambda m: click.echo(m, err=True))
     db_path = db or str(Path(spec).with_suffix(".db"))
     if run_dirs and not dry_run:
         from tlpsim.report.outputs import check_dir
 
         check_dir(run_dirs, "run directories' root", "--run-dirs")
     if dry_run:
-        have = ResultsDB(db_path).finished_keys() if Path(db_path).exists() else set()
+        have: set[str] = set()
+        if Path(db_path).exists():  # read-only: a dry run creates and changes nothing
+            with ResultsDB(db_path, create=False) as store:
+                have = store.finished_keys()
         table(("key", "run", "in DB"), [[r.key(), r.label(), "yes" if r.key() in have else ""] for r in s.runs])
         return
-    summary = run_sweep(s, db_path, workers=workers, dask=dask_address, run_root=run_dirs,
-                        retry_failed=retry_failed, echo=click.echo)
+    previous = signal.signal(signal.SIGTERM, _terminate)  # SIGTERM ends it as Ctrl-C does
+    try:
+        summary = run_sweep(s, db_path, workers=workers, dask=dask_address, run_root=run_dirs,
+                            retry_failed=retry_failed, echo=click.echo)
+    except KeyboardInterrupt as exc:
+        _interrupted(s, spec, db_path, db, isinstance(exc, _Terminated))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     click.echo(f"sweep {s.name}: {summary.ran} ran ({summary.failed} failed), {summary.skipped} skipped; "
                f"results in {db_path}")
     if summary.failed:
         sys.exit(1)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the sweep's driver is, so it stops as on Ctrl-C."""
+
+
+def _terminate(signum, frame) -> None:
+    raise _Terminated
+
+
+def _interrupted(s, spec: str, db_path: str, db_option: str | None, terminated: bool) -> None:
+    """Say what an interrupted sweep kept and how to resume it; exit 130 (Ctrl-C) or 143 (SIGTERM)."""
+    from tlpsim.sweep.store import ResultsDB
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut this message short
+    kept = "?"
+    try:
+        with ResultsDB(db_path, create=False) as store:
+            kept = str(len(store.finished_keys() & {r.key() for r in s.runs}))
+    except Exception:  # noqa: BLE001 - the message matters more than the count
+        pass
+    resume = f"tlpsim sweep {spec}" + (f" --db {db_option}" if db_option else "")
+    click.echo(f"interrupted{' by SIGTERM' if terminated else ''}: {kept} of {len(s.runs)} runs of sweep {s.name} "
+               f"are kept in {db_path}; resume with: {resume}", err=True)
+    sys.exit(143 if terminated else 130)
 
 
 @click.command("results")
@@ -142,10 +179,12 @@ def _fmt(v) -> str:
 def plot_cmd(db: str, metric: str, normalize: str, where: tuple, output: str, title: str) -> None:
     """Grouped bar chart of a metric per workload and configuration, normalised to
     the baseline, with a geometric-mean group (PNG, SVG or PDF by extension)."""
+    from tlpsim.report.outputs import check_figure
     from tlpsim.sweep.plots import bar_data, grouped_bars
     from tlpsim.sweep.store import ResultsDB
     from tlpsim.sweep.table import parse_baseline, select
 
+    check_figure(output, "figure", "-o")
     with ResultsDB(db, create=False) as store:
         db_rows = store.rows(with_stats=True)
         stored = store.get_meta("baseline")

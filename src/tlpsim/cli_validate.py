@@ -50,7 +50,7 @@ def validate_cmd(preset: str, only: tuple, out_dir: str | None, doc: str | None,
     check did not pass."""
     import json
 
-    from tlpsim.config.overrides import parse_override
+    from tlpsim.config.overrides import parse_overrides
     from tlpsim.errors import TlpsimError
     from tlpsim.validate import Options, validate
     from tlpsim.validate.output import console_summary, json_safe, write
@@ -60,7 +60,7 @@ def validate_cmd(preset: str, only: tuple, out_dir: str | None, doc: str | None,
     if time_limit < 0:
         raise TlpsimError(f"--time-limit must be >= 0, got {time_limit}")
     names = [n for item in only for n in item.split(",") if n.strip()]
-    over = dict(parse_override(o) for o in overrides)
+    over = parse_overrides(overrides)
     if toolchain is not None:
         if over.get("gpu.toolchain", toolchain) != toolchain:
             raise TlpsimError(f"--toolchain {toolchain} contradicts --set gpu.toolchain={over['gpu.toolchain']}")

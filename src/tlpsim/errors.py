@@ -51,6 +51,19 @@ class KernelNotFound(TlpsimError):
     """A kernel name matched nothing, or matched several kernels."""
 
 
+class ArgumentError(TlpsimError, TypeError, ValueError):
+    """A Python API call (array creation, RawModule/RawKernel, a launch) got an
+    argument of the wrong type or value; names the argument and what it must be.
+    Also a TypeError and a ValueError, so code written for CuPy or NumPy that
+    catches those still does."""
+
+
+class ArgumentWarning(UserWarning):
+    """A launch argument that is accepted but probably not meant: an array whose
+    element type differs from its pointer parameter's (its bytes are reinterpreted,
+    as on a GPU and in CuPy). Given once per kernel, parameter and element type."""
+
+
 class ConfigError(TlpsimError):
     """An unknown configuration key or an out-of-range value."""
 

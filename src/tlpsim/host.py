@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
-from tlpsim.errors import KernelNotFound, TlpsimError
+from tlpsim.errors import ArgumentError, ArgumentWarning, KernelNotFound, TlpsimError
 from tlpsim.frontend.ir import Function, Module
 from tlpsim.frontend.loader import Program, load_program
 from tlpsim.frontend.names import qualified_name
@@ -82,6 +83,22 @@ class LaunchRecord:
         self._stats = value
 
 
+def _env_chunk_threads(default: int = 1 << 16) -> int:
+    """TLPSIM_CHUNK_THREADS (threads executed together), or the default; a value that
+    is not a whole number >= 1 is an error naming the variable, like TLPSIM_BUDGET_FACTOR."""
+    raw = os.environ.get("TLPSIM_CHUNK_THREADS", "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise TlpsimError(f"environment variable TLPSIM_CHUNK_THREADS={raw!r} is not a whole number "
+                          f"(the threads executed together; default {default})") from None
+    if value < 1:
+        raise TlpsimError(f"environment variable TLPSIM_CHUNK_THREADS={raw!r} must be at least 1")
+    return value
+
+
 class Device:
     """A simulated GPU: device memory, loaded modules and the record of launches."""
 
@@ -127,7 +144,8 @@ class Device:
         # launches are checked (shape, shared memory, arguments), compiled and recorded, but not
         # executed: device memory keeps what the host wrote (the catalogue reads launch shapes so)
         self.dry_run = bool(dry_run)
-        self.chunk_threads = chunk_threads or int(os.environ.get("TLPSIM_CHUNK_THREADS", 1 << 16))
+        self.chunk_threads = check_limit(chunk_threads, "chunk_threads", integer=True) if chunk_threads \
+            else _env_chunk_threads()
         self.memory = DeviceMemory()
         # memoise launches on disk: on by default in timing mode (sweeps re-run workloads)
         if trace_cache is None:
@@ -343,13 +361,33 @@ def _addresses_on(device: Device):
 # ---------------------------------------------------------------- arrays
 
 
+def _shape(shape) -> tuple[int, ...]:
+    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    if any(isinstance(d, bool) or not isinstance(d, (int, np.integer)) for d in dims):
+        raise ArgumentError(f"shape {shape!r}: dimensions must be whole numbers")
+    if any(d < 0 for d in dims):  # NumPy's words
+        raise ArgumentError(f"shape {shape!r}: negative dimensions are not allowed")
+    return tuple(int(d) for d in dims)
+
+
+def _dtype(dtype) -> np.dtype:
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise ArgumentError(f"dtype {dtype!r} is not a NumPy data type") from None
+    if dt.kind in "OU":  # device memory holds numbers or raw records: an object array's bytes are Python pointers
+        raise ArgumentError(f"dtype {dt} is not supported on the device: arrays hold booleans, integers, floats, "
+                            "complex numbers or fixed-size records")
+    return dt
+
+
 class ndarray:
     """A C-contiguous array in simulated device memory."""
 
     def __init__(self, shape, dtype=np.float32, device: Device | None = None, _ptr: int | None = None) -> None:
         self.device = device or Device.current()
-        self.shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
-        self.dtype = np.dtype(dtype)
+        self.shape = _shape(shape)
+        self.dtype = _dtype(dtype)
         self.size = int(np.prod(self.shape, dtype=np.int64))
         self.nbytes = self.size * self.dtype.itemsize
         self.ptr = _ptr if _ptr is not None else self.device.memory.alloc(self.nbytes, f"ndarray{self.shape}")
@@ -412,6 +450,10 @@ def asarray(a, dtype=None) -> ndarray:
     if isinstance(a, ndarray) and (dtype is None or np.dtype(dtype) == a.dtype):
         return a
     host = np.ascontiguousarray(a.get() if isinstance(a, ndarray) else a, dtype=dtype)
+    if host.dtype.kind in "OU":
+        raise ArgumentError(f"asarray: argument a has dtype {host.dtype} ({type(a).__name__}); a device array holds "
+                            "booleans, integers, floats, complex numbers or fixed-size records (convert it first, "
+                            "e.g. np.asarray(a, dtype=np.float32))")
     out = ndarray(host.shape, host.dtype)
     out.set(host)
     return out
@@ -477,6 +519,8 @@ class RawModule:
                  enable_cooperative_groups: bool = False, toolchain: str | None = None) -> None:
         if (code is None) == (path is None):
             raise TlpsimError("RawModule needs exactly one of code= or path=")
+        if code is not None:
+            _check_code(code, "RawModule")
         if backend not in ("nvcc", "nvrtc"):
             raise TlpsimError(f"RawModule backend must be 'nvcc' or 'nvrtc' (both compile with nvcc here), "
                               f"not {backend!r}")
@@ -530,6 +574,38 @@ class RawModule:
     def __reduce__(self):
         return (_module_from_spec, (self._spec,))
 
+    def pointer_types(self, name: str) -> list[tuple[str, np.dtype | None]]:
+        """(declaration, element type or None) of each parameter of kernel `name`, from
+        the CUDA source; [] for PTX or a kernel the source does not define once."""
+        from tlpsim.frontend.loader import _is_ptx_text
+        from tlpsim.frontend.signatures import kernel_parameters, pointee_dtype
+
+        code, path = self._spec["code"], self._spec["path"]
+        if path is not None and str(path).endswith(".ptx"):
+            return []
+        text = code if code is not None else _read_source(path)
+        if _is_ptx_text(text):
+            return []
+        decls = kernel_parameters(text, name.split("<")[0].rsplit("::", 1)[-1].strip())
+        return [(d, pointee_dtype(d)) for d in decls or []]
+
+
+_REINTERPRET_WARNED: set[tuple[str, int, str]] = set()  # (kernel, parameter, dtype) already warned about
+
+
+def _check_code(code, who: str) -> None:
+    """`code` is source text; PTX (which CuPy also takes) must say so with `.version`,
+    or nvcc would compile it as CUDA C++ and report C++ errors about PTX."""
+    if not isinstance(code, str):
+        raise ArgumentError(f"{who}: code must be CUDA C++ or PTX source text (a str), got {type(code).__name__}"
+                            + (f" {code!r}" if isinstance(code, (int, float)) else ""))
+    head = "\n".join(ln for ln in code.lstrip().splitlines()[:40] if not ln.lstrip().startswith("//"))
+    looks_ptx = any(d in head for d in (".target", ".address_size", ".visible .entry", ".entry "))
+    if looks_ptx and ".version" not in head:
+        raise ArgumentError(f"{who}: code looks like PTX (it has {'.target' if '.target' in head else '.entry'}) "
+                            "but no .version directive, so it would be compiled as CUDA C++; start it with "
+                            "`.version X.Y` (e.g. .version 8.0) and `.target sm_XX`")
+
 
 def _module_from_spec(spec: dict) -> RawModule:
     return RawModule(**spec)
@@ -552,8 +628,12 @@ class RawKernel:
                  _program: Program | None = None, arch: str | None = None, maxrregcount: int | None = None,
                  jitify: bool = False, enable_cooperative_groups: bool = False,
                  _module: RawModule | None = None) -> None:
+        if not isinstance(name, str):
+            raise ArgumentError(f"RawKernel: name must be the kernel's name (a str), got {type(name).__name__} "
+                                f"{name!r}")
         self.name = name
         if _module is None:
+            _check_code(code, "RawKernel")
             _module = RawModule(code, options=options, backend=backend, arch=arch, maxrregcount=maxrregcount,
                                 name_expressions=[name] if is_template_name(name) else None,
                                 enable_cooperative_groups=enable_cooperative_groups)
@@ -561,6 +641,7 @@ class RawKernel:
         self.program = _program if _program is not None else _module.program
         self.kernel = self.program.kernel(_module._lowered.get(name, name))
         self._max_dynamic: int | None = None
+        self._pointers: list[tuple[str, np.dtype | None]] | None = None  # from the source, on first launch
 
     @property
     def attributes(self) -> dict:
@@ -584,13 +665,38 @@ class RawKernel:
         model, e.g. {'registers': 32, 'shared_bytes': 1296} to match another toolchain."""
         if not isinstance(args, (tuple, list)):
             raise LaunchArgumentError(f"kernel {self.name}: arguments must be a tuple, got {type(args).__name__}")
+        if stream is not None and not isinstance(stream, Stream):
+            raise LaunchArgumentError(f"kernel {self.name}: stream must be a tlpsim.Stream (cupy.cuda.Stream) or "
+                                      f"None, got {type(stream).__name__} {stream!r}")
         stream = stream or Stream._current()
+        self._warn_reinterpreted(args)
         return Device.current().launch(self.program, self.kernel.name, grid, block, args, shared_mem, stream,
                                        resources, max_dynamic_shared=self._max_dynamic,
                                        cooperative=self._module.cooperative)
 
     def __reduce__(self):
         return (_kernel_from_module, (self._module, self.name, self._max_dynamic))
+
+    def _warn_reinterpreted(self, args) -> None:
+        """An array for a `float*` holding float64 (or ints, ...) is passed as is, as on a
+        GPU and in CuPy, but almost never meant: say so once per parameter and type."""
+        if self._pointers is None:
+            self._pointers = self._module.pointer_types(self.name)
+        if len(self._pointers) != len(args):
+            return
+        for k, ((decl, want), a) in enumerate(zip(self._pointers, args)):
+            if want is None or not isinstance(a, ndarray) or a.dtype == want:
+                continue
+            have = a.dtype
+            if have.itemsize == want.itemsize and (have.kind in "fc") == (want.kind in "fc"):
+                continue  # int32 for unsigned*, uint8 for bool*: the same bytes, on purpose
+            key = (self.kernel.name, k, have.str)
+            if key in _REINTERPRET_WARNED:
+                continue
+            _REINTERPRET_WARNED.add(key)
+            warnings.warn(f"kernel {self.name}: argument {k} (parameter '{decl}') is a {have} array; the kernel reads "
+                          f"its bytes as {want} ({want.itemsize} bytes each), as CuPy does; pass "
+                          f"a.astype(numpy.{want.name}) if that is not what you meant", ArgumentWarning, stacklevel=3)
 
 
 def _kernel_from_module(module: RawModule, name: str, max_dynamic: int | None) -> RawKernel:

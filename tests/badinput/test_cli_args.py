@@ -12,7 +12,8 @@ from badinput_helpers import assert_user_error, cli
     (("run", "vecadd", "--size", "huge"), ("Invalid value for '--size': 'huge' is not one of 'tiny', 'small', "
                                            "'study', 'paper'",)),
     (("run", "vecadd", "--mode", "fast"), ("Invalid value for '--mode'",)),
-    (("run", "vecadd", "--seed", "-1"), ("Invalid value for '--seed': -1 is not in the range x>=0",)),
+    (("run", "vecadd", "--seed", "-1"), ("Invalid value for '--seed': -1 is not in the range "
+                                         "0<=x<=9223372036854775807",)),
     (("run", "vecadd", "--budget-factor", "0"), ("Invalid value for '--budget-factor'",)),
     (("run", "vecadd", "--time-limit", "soon"), ("Invalid value for '--time-limit'",)),
     (("run", "vecadd", "--size", "tiny", "--set", "sm.max_ctas"), ("override 'sm.max_ctas' is not of the form "
@@ -54,5 +55,5 @@ def test_nonexistent_files_are_named(tmp_path, args, missing):
 def test_results_db_that_is_not_a_database(tmp_path):
     f = tmp_path / "r.db"
     f.write_bytes(b"not sqlite at all\n" * 100)
-    assert_user_error(cli("results", f), f"{f}: not a tlpsim results database")
+    assert_user_error(cli("results", f), f"not a tlpsim results database: {f}")
     assert_user_error(cli("results", tmp_path), f"Invalid value for 'DB': File '{tmp_path}' is a directory")

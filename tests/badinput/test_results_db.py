@@ -108,3 +108,15 @@ def test_well_formed_where_still_filters(db):
     assert res.exit_code == 0, res.output
     rows = list(csv.DictReader(io.StringIO(res.stdout)))
     assert [(r["sm.warp_scheduler"], r["seed"]) for r in rows] == [("gto", "2")]
+
+
+def test_plot_normalised_to_a_baseline_no_run_has(db, tmp_path):
+    # was matplotlib's "number sections must be larger than 0" as an internal error
+    assert_user_error(cli("plot", db, "--normalize", "bogus=1", "-o", tmp_path / "f.png"),
+                      "--normalize: no run matches baseline bogus=1 (the runs set preset=gtx480; size=tiny; "
+                      "sm.warp_scheduler=gto|lrr)", "or --normalize none")
+    assert_user_error(cli("plot", db, "--normalize", "sm.warp_scheduler=nope", "-o", tmp_path / "f.png"),
+                      "no run matches baseline sm.warp_scheduler=nope")
+    assert not (tmp_path / "f.png").exists()
+    res = cli("plot", db, "--normalize", "sm.warp_scheduler=gto", "-o", tmp_path / "f.png")
+    assert res.exit_code == 0 and (tmp_path / "f.png").stat().st_size > 0, res.output

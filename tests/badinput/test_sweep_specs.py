@@ -40,6 +40,13 @@ HEAD = 'name = "s"\nworkloads = ["vecadd"]\nsizes = ["tiny"]\n'
     ('[[runs]]\nworkload = "vecadd"\nbogus = 1\n', "[[runs]] #1: needs 'workload' and may have"),
     (HEAD + '[baseline]\nsize = 3\n', "[baseline] 'size' must be a name (a string), got 3"),
     ('sizes = ["tiny"]\n', "the sweep has no runs (give 'workloads' or [[runs]])"),
+    # a seed SQLite cannot store (was an OverflowError from the results database)
+    ('workloads = ["vecadd"]\nseeds = [99999999999999999999]\n',
+     "'seeds': seed 99999999999999999999 is too large; a seed is at most 2**63 - 1 = 9223372036854775807"),
+    ('[[runs]]\nworkload = "vecadd"\nseed = 9223372036854775808\n', "[[runs]] #1: seed 9223372036854775808 is too"),
+    # one config key set twice (the [policies] choice silently replaced the [overrides] axis)
+    (HEAD + '[overrides]\n"sm.warp_scheduler" = ["lrr"]\n[policies]\nwarp_scheduler = ["gto"]\n',
+     '[policies] warp_scheduler and [overrides] "sm.warp_scheduler" both set sm.warp_scheduler'),
 ])
 def test_bad_spec_names_the_file_and_what_is_wrong(tmp_path, body, needle):
     spec = tmp_path / "spec.toml"

@@ -9,6 +9,7 @@ are relative to the extending file.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -66,6 +67,21 @@ def _merge(base: dict, top: dict) -> dict:
     return out
 
 
+_PARSED: dict[Path, tuple[tuple[int, int], dict]] = {}
+
+
+def _parsed(path: Path) -> dict:
+    """A config file's TOML, parsed once per version of the file (a sweep loads the
+    same preset for each of its thousands of configurations); a copy, as callers merge
+    into it."""
+    st = path.stat()
+    stamp = (st.st_mtime_ns, st.st_size)
+    have = _PARSED.get(path)
+    if have is None or have[0] != stamp:
+        have = _PARSED[path] = (stamp, tomllib.loads(path.read_text(encoding="utf-8")))
+    return copy.deepcopy(have[1])
+
+
 def load_raw(preset: str | Path, _chain: tuple[Path, ...] = (), _relative_to: Path | None = None) -> dict:
     """The merged (unvalidated) dict of a preset and the presets it extends."""
     path = preset_path(preset, _relative_to).resolve()
@@ -73,7 +89,7 @@ def load_raw(preset: str | Path, _chain: tuple[Path, ...] = (), _relative_to: Pa
         cycle = " -> ".join(p.stem for p in (*_chain, path))
         raise ConfigError(f"presets extend each other in a cycle: {cycle}")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = _parsed(path)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: TOML syntax error: {exc}") from None
     except UnicodeDecodeError as exc:  # a binary file, or another encoding: TOML is UTF-8

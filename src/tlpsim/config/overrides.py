@@ -34,7 +34,8 @@ from pydantic import BaseModel, ValidationError
 from tlpsim.config.policy import PolicyChoice
 from tlpsim.errors import ConfigError
 
-__all__ = ["all_keys", "apply_overrides", "parse_literal", "parse_override", "suggest", "validate_raw"]
+__all__ = ["all_keys", "apply_overrides", "parse_literal", "parse_override", "parse_overrides", "suggest",
+           "validate_raw"]
 
 
 # --------------------------------------------------------------------------- schema walking
@@ -131,6 +132,19 @@ def parse_override(item: str) -> tuple[str, str]:
     if not key:
         raise ConfigError(f"override {item!r} has an empty key")
     return key, value.strip()
+
+
+def parse_overrides(items: Sequence[str], option: str = "--set") -> dict[str, str]:
+    """`--set` options as a dict; a key given twice with different values is an error
+    (one would silently replace the other)."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, value = parse_override(item)
+        if key in out and out[key] != value:
+            raise ConfigError(f"{option} {key} is given twice ({option} {key}={out[key]} and {option} {key}={value}); "
+                              "give it once")
+        out[key] = value
+    return out
 
 
 def _typed_value(value: Any, ann: Any, kind: str) -> Any:

@@ -152,7 +152,7 @@ def memcpy_2d(rt, a):
         copy(rt, dst + row * dpitch, src + row * spitch, width, kind)
 
 
-@api("cudaMemset2D")
+@api("cudaMemset", "cudaMemsetAsync", "cudaMemset2D", "cudaMemset2DAsync")  # each stub passes its own name
 def memset_2d(rt, a):
     dst, pitch, value, width, height, stream, blocking = a
     stream_of(rt, stream)
@@ -162,7 +162,7 @@ def memset_2d(rt, a):
         synchronize(rt)
     if width == 0 or height == 0:
         return
-    _device_range(rt, dst, pitch * (height - 1) + width, "cudaMemset: the destination")
+    _device_range(rt, dst, pitch * (height - 1) + width, "the destination")
     row = np.full(width, value & 0xFF, dtype=np.uint8)
     for r in range(height):
         rt.device.memory.write(dst + r * pitch, row)

@@ -491,11 +491,11 @@ EXPORT cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, 
 }
 EXPORT cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 {
-    CALL("cudaMemset2D", P(devPtr), count, (uint64_t)(uint32_t)value, count, 1, 0, 1);
+    CALL("cudaMemset", P(devPtr), count, (uint64_t)(uint32_t)value, count, 1, 0, 1);
 }
 EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
-    CALL("cudaMemset2D", P(devPtr), count, (uint64_t)(uint32_t)value, count, 1, P(stream), 0);
+    CALL("cudaMemsetAsync", P(devPtr), count, (uint64_t)(uint32_t)value, count, 1, P(stream), 0);
 }
 EXPORT cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
 {
@@ -504,7 +504,7 @@ EXPORT cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t wi
 EXPORT cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height,
                                      cudaStream_t stream)
 {
-    CALL("cudaMemset2D", P(devPtr), pitch, (uint64_t)(uint32_t)value, width, height, P(stream), 0);
+    CALL("cudaMemset2DAsync", P(devPtr), pitch, (uint64_t)(uint32_t)value, width, height, P(stream), 0);
 }
 EXPORT cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,
                                       enum cudaMemcpyKind kind)

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tlpsim.errors import UnsupportedPTX
+from tlpsim.errors import PTXSyntaxError, UnsupportedPTX
 from tlpsim.frontend import opcodes
 from tlpsim.frontend.blocks import build_blocks
 from tlpsim.frontend.ir import Address, Function, Instruction, Module, Operand, Reg, RegDecl, Sink, Special, Symbol, Vec
 from tlpsim.frontend.ptx_lex import LINKAGE, REG_RANGE_RE, SPECIAL_REGS, TYPE_SIZE, parse_literal, split_top
+
+#: registers one function may declare: far above what nvcc emits for the largest kernels
+#: (thousands), far below what takes the parser seconds and gigabytes (10^7)
+MAX_REGISTERS = 1 << 20
 
 if TYPE_CHECKING:
     from tlpsim.frontend.ptx_parser import PTXParser, Statement
@@ -42,16 +46,19 @@ class FunctionBodyParser:
             text = st.text
             last_pos = st.pos
             if term == ";":
-                if text[0] == ".":
-                    self._directive(text, st.pos)
-                else:
+                try:
+                    if text[0] == ".":
+                        self._directive(text, st.pos)
+                        continue
                     instr = self._instruction(text, st.pos, st.line)
-                    instr.index = len(instrs)
-                    self.positions.append(st.pos)
-                    for label, lpos in self.pending_labels:
-                        fn.labels[label] = instr.index
-                    self.pending_labels.clear()
-                    instrs.append(instr)
+                except PTXSyntaxError as exc:
+                    raise self._missing_semicolon(text, st.pos) or exc from None
+                instr.index = len(instrs)
+                self.positions.append(st.pos)
+                for label, lpos in self.pending_labels:
+                    fn.labels[label] = instr.index
+                self.pending_labels.clear()
+                instrs.append(instr)
             elif term == ":":
                 text = self._resolve(text)
                 if i < n and stmts[i].text.startswith(".branchtargets"):
@@ -178,6 +185,10 @@ class FunctionBodyParser:
             m = REG_RANGE_RE.match(tok)
             if m:
                 prefix, count = m.group(1), int(m.group(2))
+                if len(self.reg_names) + count > MAX_REGISTERS:  # each name costs memory: 2e9 would never finish
+                    raise self.p.error(f"'{tok}' declares {count:,} registers; tlpsim accepts at most "
+                                       f"{MAX_REGISTERS:,} in a function (declared before: {len(self.reg_names):,})",
+                                       pos)
                 self.fn.reg_decls.append(RegDecl(prefix, rtype, count, vec))
                 for k in range(count):
                     self.reg_names[f"{prefix}{k}"] = rtype
@@ -185,6 +196,22 @@ class FunctionBodyParser:
                 name = self._declare_scoped(tok)
                 self.fn.reg_decls.append(RegDecl(name, rtype, None, vec))
                 self.reg_names[name] = rtype
+
+    def _missing_semicolon(self, text: str, pos: int) -> PTXSyntaxError | None:
+        """The error to give for a statement that failed to parse because it ran on
+        into the next line (a `;` left out), or None if it does not look like that."""
+        head, sep, tail = text.partition("\n")
+        nxt = tail.strip()
+        if not sep or not nxt:
+            return None
+        word = nxt.split(None, 1)[0]
+        if word.startswith("@") and len(nxt.split(None, 1)) > 1:  # a guard: the opcode follows it
+            word = nxt.split(None, 2)[1]
+        if not (word.startswith(".") or word.split(".")[0] in opcodes.KNOWN_OPCODES):
+            return None
+        first = nxt.splitlines()[0].strip()
+        return self.p.error(f"missing ';' at the end of this line: the next line ('{first}') was read as part "
+                            "of its statement", pos + len(head.rstrip()))
 
     # ------------------------------------------------------------ instructions
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from tlpsim.errors import TlpsimError
 from tlpsim.paths import writable_dir
 
-__all__ = ["OutputError", "check_dir", "check_file", "keep_results", "writable_dir"]
+__all__ = ["OutputError", "check_dir", "check_figure", "check_file", "figure_formats", "keep_results", "writable_dir"]
 
 
 class OutputError(TlpsimError):
@@ -57,6 +57,25 @@ def check_file(path: str | os.PathLike, what: str, option: str = "") -> Path:
     return p
 
 
+def figure_formats() -> list[str]:
+    """The file extensions matplotlib can write (it picks the format by extension)."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return sorted(FigureCanvasBase.get_supported_filetypes())
+
+
+def check_figure(path: str | os.PathLike, what: str, option: str = "") -> Path:
+    """`check_file` for a figure, and its format (by extension) one matplotlib
+    writes: a .xyz would otherwise fail only when the figure is saved, after the work."""
+    p = check_file(path, what, option)
+    ext = p.suffix[1:]
+    if ext and ext.lower() not in figure_formats():
+        hint = f" ({option})" if option else ""
+        raise OutputError(f"cannot write the {what} {p}{hint}: '.{ext}' is not a figure format; use one of "
+                          f"{', '.join(figure_formats())} (checked before simulating; nothing was run)")
+    return p
+
+
 def keep_results(record, what: str, exc: BaseException) -> OutputError:
     """Save `record` (JSON-able) to a temporary file after writing `what` failed with
     `exc`; returns the error to raise, which says where the results are."""
@@ -81,7 +100,7 @@ def check_run_outputs(run_dir: str | None, stats_out: str | None = None, energy_
     if stats_out:
         check_file(stats_out, "stats file", "--stats-out")
     if energy_plot:
-        check_file(energy_plot, "energy plot", "--energy-plot")
+        check_figure(energy_plot, "energy plot", "--energy-plot")
 
 
 def write_run_outputs(outcome, run_dir: str | None, stats_out: str | None) -> tuple[Path | None, OutputError | None]:

@@ -154,6 +154,40 @@ def _copy_plugins(out: Path, specs) -> None:
         (out / "plugins" / name).write_text(text, encoding="utf-8")
 
 
+#: what the report reads of each timing-statistics entry (the rest is optional)
+STATS_KEYS = ("kernel", "cycles", "warp_insts", "thread_insts", "ipc", "ctas_per_sm_limit", "limited_by",
+              "avg_resident_warps", "l1d_hit_rate", "l2_hit_rate", "dram_reads", "dram_writes", "per_sm")
+
+
+def check_record(rec: object, source: str | os.PathLike) -> None:
+    """Raise unless `rec` has the structure of a tlpsim statistics record (`tlpsim
+    run`/`exec`'s stats.json): a hand-made or truncated file is refused naming what
+    it lacks, not rendered as an empty report or a traceback."""
+    def bad(what: str) -> TlpsimError:
+        return TlpsimError(f"{source} is not a tlpsim statistics record: {what}")
+
+    if not isinstance(rec, dict):
+        raise bad(f"a JSON object was expected, got {type(rec).__name__}")
+    missing = [k for k in ("workload", "mode", "launches") if k not in rec]
+    if missing:
+        raise bad(f"no {', '.join(repr(k) for k in missing)} (it has: {', '.join(map(repr, rec)) or 'nothing'})")
+    if rec["mode"] not in ("functional", "timing"):
+        raise bad(f"'mode' is {rec['mode']!r}, not 'functional' or 'timing'")
+    for name, need in (("launches", ("kernel",)), ("stats", STATS_KEYS)):
+        items = rec.get(name) or []
+        if not isinstance(items, list):
+            raise bad(f"'{name}' is {type(items).__name__}, not a list")
+        for k, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise bad(f"{name}[{k}] is {type(item).__name__}, not an object")
+            lacks = [key for key in need if key not in item]
+            if lacks:
+                raise bad(f"{name}[{k}] has no {', '.join(repr(key) for key in lacks)}")
+            if name == "stats" and not (isinstance(item["per_sm"], list)
+                                        and all(isinstance(sm, dict) for sm in item["per_sm"])):
+                raise bad(f"stats[{k}]['per_sm'] is not a list of objects")
+
+
 def load_run_dir(path: str | os.PathLike) -> dict:
     """The stats record of a run directory (with `versions` and `params` added)."""
     d = Path(path)
@@ -164,6 +198,7 @@ def load_run_dir(path: str | os.PathLike) -> dict:
         raise TlpsimError(f"{d} is not a run directory (no stats.json; the run may not have finished)")
     try:
         rec = json.loads(stats.read_text())
+        check_record(rec, stats)
         for name in ("versions", "params"):
             f = d / f"{name}.json"
             if f.is_file():

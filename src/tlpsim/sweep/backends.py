@@ -36,7 +36,8 @@ class LocalPool:
     """Runs on `workers` local processes (forked from the driver)."""
 
     def __init__(self, workers: int | None = None) -> None:
-        self.workers = max(1, workers or os.cpu_count() or 1)
+        check_workers(workers)
+        self.workers = workers or os.cpu_count() or 1
 
     def describe(self) -> str:
         return f"local pool, {self.workers} worker(s)"
@@ -120,5 +121,12 @@ def _lost(params: dict, error: str) -> dict:
             "record": None, "started": now, "finished": now, "host": None, "worker": None}
 
 
+def check_workers(workers: int | None) -> None:
+    """--workers is a count of processes: 0 or -3 is a mistake, not "the default"."""
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise TlpsimError(f"--workers must be at least 1, got {workers!r}")
+
+
 def make_backend(workers: int | None = None, dask: str | None = None):
+    check_workers(workers)
     return DaskBackend(dask) if dask else LocalPool(workers)

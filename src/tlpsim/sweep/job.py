@@ -99,27 +99,50 @@ def _hash(d: dict) -> str:
 #: the config keys that decide how kernels are compiled: the only ones a functional run takes
 COMPILE_KEYS = ("gpu.toolchain", "gpu.arch", "gpu.cuda11_arch", "gpu.maxrregcount")
 
-_CONFIGS: dict[tuple[str, str], Any] = {}  # (preset, overrides) -> GPUConfig (None if it does not load)
+_CONFIGS: dict[tuple[str, str], Any] = {}  # (preset, overrides) -> GPUConfig, or the ConfigError it raised
 
 
-def _config(preset: str, overrides: dict) -> Any:
-    """The resolved GPUConfig of a run (memoised), or None when it does not load."""
+def run_config(preset: str, overrides: dict) -> Any:
+    """The resolved GPUConfig of a run (memoised: a sweep's runs share few configs);
+    raises the `TlpsimError` it does not load with."""
     key = (preset, canonical(overrides))
     if key not in _CONFIGS:
         from tlpsim.config.loader import load_config
 
         try:
             _CONFIGS[key] = load_config(preset, overrides)
-        except TlpsimError:  # the run will fail with this error; no plug-in code to name
-            _CONFIGS[key] = None
-    return _CONFIGS[key]
+        except TlpsimError as exc:
+            _CONFIGS[key] = exc
+    got = _CONFIGS[key]
+    if isinstance(got, TlpsimError):
+        raise got
+    return got
+
+
+def _config(preset: str, overrides: dict) -> Any:
+    """`run_config`, or None when it does not load (the run will fail with that error;
+    there is no plug-in code to name)."""
+    try:
+        return run_config(preset, overrides)
+    except TlpsimError:
+        return None
+
+
+_FINGERPRINTS: dict[tuple, dict[str, Any]] = {}
 
 
 def code_fingerprint(preset: str, overrides: dict, mode: str, plugins: tuple[str, ...] = ()) -> dict[str, Any]:
-    """`tlpsim.policies.external.fingerprint` of a run's resolved config and plug-ins."""
+    """`tlpsim.policies.external.fingerprint` of a run's resolved config and plug-ins,
+    memoised per configuration and registry state: a sweep's runs share few configs
+    (resolving one costs milliseconds, and a spec may expand to 10^5 runs), and a
+    plug-in reloaded under the same name registers a new class, so a new key."""
     from tlpsim.policies.external import fingerprint
+    from tlpsim.policies.registry import registrations
 
-    return fingerprint(_config(preset, overrides) if mode == "timing" else None, plugins)
+    key = (preset, canonical(overrides), mode, plugins, frozenset(registrations().items()))
+    if key not in _FINGERPRINTS:
+        _FINGERPRINTS[key] = fingerprint(_config(preset, overrides) if mode == "timing" else None, plugins)
+    return dict(_FINGERPRINTS[key])
 
 
 def compile_stamp(preset: str, overrides: dict, mode: str) -> dict[str, str]:

@@ -62,6 +62,10 @@ def bar_data(db_rows: list[dict], metric: str, baseline: dict | None, order: lis
     if order:
         pos = {k: i for i, k in enumerate(order)}
         done.sort(key=lambda r: pos.get(r["key"], len(pos)))
+    if baseline and not any(is_baseline(r, baseline) for r in done):  # every bar would be "no baseline run"
+        raise TlpsimError(f"--normalize: no run matches baseline "
+                          f"{', '.join(f'{k}={v}' for k, v in baseline.items())} (the runs set "
+                          f"{_settings(done)}); give KEY=VALUE of a run in the database, or --normalize none")
     by_point = {params_key(r): r for r in done}  # one current run per parameter point
     labels = _variant_labels(done)
     sizes = {r["size"] for r in done}
@@ -87,17 +91,32 @@ def bar_data(db_rows: list[dict], metric: str, baseline: dict | None, order: lis
         base = [labels[r["key"]] for r in done if is_baseline(r, baseline)]
         order = list(dict.fromkeys(base + order))
     variants = [v for v in order if any((g, v) in samples for g in groups)]
+    if not variants:
+        raise TlpsimError(f"nothing to plot: no run has a value of {metric!r}"
+                          + (" and a baseline run" if baseline else "") + f" (left out: {', '.join(missing[:5])})")
     # several seeds of one point: geometric mean of ratios, arithmetic mean of raw values
     values = {k: (geomean(v) if baseline else sum(v) / len(v)) for k, v in samples.items()}
     if baseline:
         for var in variants:
             values[("GM", var)] = geomean([values[(g, var)] for g in groups if (g, var) in values])
         groups.append("GM")
-        desc = ", ".join(f"{_short(k)}={v}" for k, v in baseline.items())
-        ylabel, legend = f"{metric} (normalised)", f"normalised to {desc}"
+        ylabel, legend = f"{metric} (normalised)", f"normalised to {_describe(baseline)}"
     else:
         ylabel, legend = metric, ""
     return BarData(groups, variants, values, ylabel, missing, legend)
+
+
+def _describe(baseline: dict) -> str:
+    return ", ".join(f"{_short(k)}={v}" for k, v in baseline.items())
+
+
+def _settings(rows: list[dict]) -> str:
+    """What the runs vary: preset, size and each override key with its values."""
+    values: dict[str, set[str]] = {"preset": {r["preset"] for r in rows}, "size": {r["size"] for r in rows}}
+    for r in rows:
+        for k, v in r["overrides"].items():
+            values.setdefault(k, set()).add(v if isinstance(v, str) else canonical(v))
+    return "; ".join(f"{k}={'|'.join(sorted(v))}" for k, v in values.items())
 
 
 def grouped_bars(data: BarData, out: str, title: str = "") -> None:

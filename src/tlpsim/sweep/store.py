@@ -73,7 +73,10 @@ def params_key(row: dict) -> str:
 
 
 class ResultsDB:
-    """A results database file (created on first use)."""
+    """A results database file. With `create`, a missing or empty file is made a
+    results database; without it the file is opened read-only. Either way a SQLite
+    file that is not a tlpsim results database (another program's) is refused before
+    anything is written to it."""
 
     def __init__(self, path: str | Path, create: bool = True) -> None:
         self.path = Path(path)
@@ -83,23 +86,41 @@ class ResultsDB:
         if self.path.is_dir():
             raise TlpsimError(f"results database {self.path} is a directory; give a file name (--db)")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=FULL")  # a committed run survives power loss too
-            self.conn.executescript(_SCHEMA)
-            self._check_version()
+            if create:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.conn = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
+            else:  # a reading command never writes, not even the journal mode
+                uri = f"{self.path.resolve().as_uri()}?mode=ro"
+                self.conn = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
+            tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if tables or not create:
+                self._check_ours(tables)
+            if create:
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn.execute("PRAGMA synchronous=FULL")  # a committed run survives power loss too
+                if not tables:
+                    self.conn.executescript(_SCHEMA)
+                    self.set_meta("schema_version", SCHEMA_VERSION)
+        except TlpsimError:
+            self.conn.close()
+            raise
         except (sqlite3.OperationalError, OSError) as exc:  # before any run starts
             raise TlpsimError(f"cannot open or create the results database {self.path}: {exc} "
                               "(choose another with --db)") from None
         except sqlite3.DatabaseError as exc:
-            raise TlpsimError(f"{self.path}: not a tlpsim results database ({exc})") from None
+            raise TlpsimError(f"not a tlpsim results database: {self.path} ({exc})") from None
 
-    def _check_version(self) -> None:
-        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    def _check_ours(self, tables: set[str]) -> None:
+        """Refuse a SQLite file that tlpsim did not make (or of another schema version)."""
+        if not tables:
+            raise TlpsimError(f"not a tlpsim results database: {self.path} (an empty SQLite file)")
+        missing = sorted({"meta", "runs"} - tables)
+        row = None if missing else self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         if row is None:
-            self.set_meta("schema_version", SCHEMA_VERSION)
-        elif self.get_meta("schema_version") != SCHEMA_VERSION:
+            what = f"no table {missing[0]}" if missing else "no schema_version in its meta table"
+            raise TlpsimError(f"not a tlpsim results database: {self.path} (a SQLite file with tables "
+                              f"{', '.join(sorted(tables))}; {what}); it was left unchanged")
+        if self.get_meta("schema_version") != SCHEMA_VERSION:
             raise TlpsimError(f"{self.path}: results database schema {row[0]}, this tlpsim reads {SCHEMA_VERSION}")
 
     def close(self) -> None:
