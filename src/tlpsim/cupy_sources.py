@@ -30,6 +30,7 @@ SDIST_SHA256 = "cfed725e612178cfbdbf62f4a3a598b60edecbbca718c0d4580c21a16ae4a62c
 _MEMBERS = (("cupy/_core/include/", "include/"), ("tests/", "tests/"), ("pyproject.toml", "pyproject.toml"),
             ("LICENSE", "LICENSE"))
 _CUPY_INCLUDE = re.compile(r"^\s*#\s*include\s*[<\"]cupy/", re.MULTILINE)
+_CCCL_INCLUDE = re.compile(r"^\s*#\s*include\s*[<\"](cub|thrust|cuda)/", re.MULTILINE)
 
 
 def sources_dir() -> Path:
@@ -58,14 +59,22 @@ def tests_dir() -> Path | None:
     return d if (d / "cupy_tests").is_dir() else None
 
 
-def cupy_include_options(source: str) -> tuple[str, ...]:
-    """`-I` for CuPy's headers (and their bundled CCCL first, as CuPy orders them) when
-    `source` includes one of them and they are fetched; nothing otherwise, so other
-    programs' compile commands (and PTX cache keys) are unchanged."""
-    if not _CUPY_INCLUDE.search(source):
+def cupy_include_options(source: str, toolchain: str) -> tuple[str, ...]:
+    """`-I` for CuPy's headers, after their bundled CCCL (cub, thrust, libcudacxx), as CuPy
+    orders them, when `source` includes one of CuPy's headers, or (toolchain cuda11,
+    whose NVRTC has no CCCL of its own) a CCCL header, and they are fetched. Nothing
+    otherwise, so other programs' compile commands (and PTX cache keys) are unchanged."""
+    if not (_CUPY_INCLUDE.search(source) or (toolchain == "cuda11" and _CCCL_INCLUDE.search(source))):
         return ()
     inc = include_dir()
-    return () if inc is None else (f"-I{inc}",)
+    if inc is None:
+        return ()
+    cccl = inc / "cupy" / "_cccl"
+    opts = tuple(f"-I{cccl / part}" for part in ("cub", "thrust", "libcudacxx") if (cccl / part).is_dir()) \
+        + (f"-I{inc}",)
+    # CuPy 14's CCCL refuses CUDA 11 by default; its complex type and the CUB/Thrust parts
+    # CuPy kernels use compile with NVRTC 11.8 once that check is waived
+    return opts + (("-DCCCL_IGNORE_DEPRECATED_CUDA_BELOW_12",) if toolchain == "cuda11" else ())
 
 
 def fetch(echo=print) -> Path:

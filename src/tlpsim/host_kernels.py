@@ -131,11 +131,11 @@ class RawModule:
         try:
             if self.path is not None and not self._exprs and not self.translate_cucomplex:
                 text = _read_source(self.path)
-                options = options + cupy_include_options(text)
+                options = options + cupy_include_options(text, toolchain)
                 prog = load_program(Path(self.path), options=options, **kw)
             else:
                 text = self._source()
-                options = options + cupy_include_options(text)
+                options = options + cupy_include_options(text, toolchain)
                 if self._exprs:
                     text = add_name_expressions(text, self._exprs)
                     if self.path is not None:

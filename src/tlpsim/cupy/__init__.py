@@ -7,6 +7,9 @@ simulator. Array operations (operators, reductions, `allclose`, `random`, any Nu
 function under its CuPy name) run on the host with NumPy on the simulated device's
 memory: they are not simulated, and `tlpsim.array_ops.HOST_OPS` counts them."""
 
+import os as _os
+import types as _types
+
 import numpy as _np
 
 from tlpsim import *  # noqa: F401,F403
@@ -37,13 +40,34 @@ _NOT_PROVIDED = {
 }
 
 
+class _LiftedModule(_types.ModuleType):
+    """A NumPy submodule (linalg, fft) whose functions take and return device arrays."""
+
+    def __init__(self, name: str, numpy_module) -> None:
+        super().__init__(f"cupy.{name}", f"numpy.{name}, executed on the host (not simulated)")
+        self._numpy_module = numpy_module
+
+    def __getattr__(self, attr: str):
+        obj = getattr(self._numpy_module, attr)
+        return lift(f"{self.__name__[5:]}.{attr}", obj) if callable(obj) and not isinstance(obj, type) else obj
+
+
 def __getattr__(name: str):
-    """Any other NumPy function under its CuPy name, executed on the host (not simulated)."""
+    """Submodules of tlpsim.cupy (testing, ...), then any other NumPy function under its
+    CuPy name, executed on the host (not simulated)."""
     if name in _NOT_PROVIDED:
         raise AttributeError(f"tlpsim's CuPy API has no cupy.{name}: {_NOT_PROVIDED[name]}")
+    here = _os.path.dirname(__file__)
+    if _os.path.isfile(_os.path.join(here, name + ".py")) or _os.path.isdir(_os.path.join(here, name)):
+        return _importlib.import_module(f"{__name__}.{name}")
     if name.startswith("__") or not hasattr(_np, name):
         raise AttributeError(f"module 'cupy' (tlpsim's CuPy API) has no attribute {name!r}")
     obj = getattr(_np, name)
+    if isinstance(obj, _types.ModuleType):
+        if name in ("linalg", "fft"):
+            globals()[name] = _LiftedModule(name, obj)
+            return globals()[name]
+        raise AttributeError(f"tlpsim's CuPy API has no cupy.{name}")
     if isinstance(obj, type) or not callable(obj):
         return obj
     fn = lift(name, obj)

@@ -5,69 +5,14 @@ that `tlpsim cupy --config` or `tlpsim.Device(...)` chose), `Stream`, the
 from __future__ import annotations
 
 from tlpsim.cupy import _device
-from tlpsim.cupy.cuda import _compiler_cache, compiler, driver, memory, nvrtc, runtime  # noqa: F401
+from tlpsim.cupy.cuda import _compiler_cache, compiler, device, driver, memory, nvrtc, runtime  # noqa: F401
+from tlpsim.cupy.cuda.device import Device, get_device_id  # noqa: F401
 from tlpsim.cupy.cuda.memory import MemoryPool, PinnedMemoryPool, alloc, get_allocator, set_allocator  # noqa: F401
 from tlpsim.cupy.cuda.runtime import CUDARuntimeError
 from tlpsim.device_pointer import MemoryPointer  # noqa: F401
 from tlpsim.host import Stream
 
 ExternalStream = Stream
-
-
-class Device:
-    """`cupy.cuda.Device(id)`: a handle on the simulated GPU (ID 0 only). As a context
-    manager it makes no change: there is one device."""
-
-    def __init__(self, device=None) -> None:
-        device = 0 if device is None else int(device)
-        if device != 0:
-            raise CUDARuntimeError(101, f"Device({device}): tlpsim simulates one GPU, device 0")
-        self.id = device
-
-    def __enter__(self) -> "Device":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        pass
-
-    def __int__(self) -> int:
-        return self.id
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Device) and other.id == self.id
-
-    def __hash__(self) -> int:
-        return hash(self.id)
-
-    def __repr__(self) -> str:
-        return f"<CUDA Device {self.id} ({_device.current().name})>"
-
-    def use(self) -> None:
-        pass
-
-    def synchronize(self) -> None:
-        _device.current().synchronize()
-
-    @property
-    def compute_capability(self) -> str:
-        major, minor = _device.compute_capability(_device.current())
-        return f"{major}{minor}"
-
-    @property
-    def attributes(self) -> dict[str, int]:
-        return dict(_device.attributes(_device.current()))
-
-    @property
-    def mem_info(self) -> tuple[int, int]:
-        return runtime.memGetInfo()
-
-    @property
-    def pci_bus_id(self) -> str:
-        return runtime.deviceGetPCIBusId(self.id)
-
-
-def get_device_id() -> int:
-    return 0
 
 
 def get_current_stream(device_id=None) -> Stream:
