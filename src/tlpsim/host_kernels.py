@@ -1,6 +1,6 @@
 """`RawModule` and `RawKernel`: CUDA source (or PTX) compiled for the simulated GPU,
 with CuPy's behaviour — compiled on first use (a launch, `get_function`,
-`get_global` or `compile()`), for the device current then; `name_expressions`
+`get_global` or `compile()`) for the target of the device current at construction; `name_expressions`
 resolved at construction; CuPy's exceptions (`CompileException` with the compiler's
 log, `CUDADriverError` for a missing file or symbol, `TypeError`/`ValueError` for
 misuse); `kern.attributes` with CUDA's keys; pickled as source and options."""
@@ -99,6 +99,9 @@ class RawModule:
         self._programs: dict[tuple, Program] = {}
         self._lowered: dict[str, str] = {}
         self._log = ""
+        # the target is that of the device current at construction (tlpsim's rule: a module
+        # made under one preset runs that preset's PTX wherever it is launched)
+        self._key = self._compile_key()
         if self._exprs:
             self.program  # noqa: B018 - name expressions are resolved at construction, as in CuPy
 
@@ -111,8 +114,8 @@ class RawModule:
 
     @property
     def program(self) -> Program:
-        """The compiled module for the current device (compiled on first use)."""
-        key = self._compile_key()
+        """The compiled module (compiled on first use, for the device current at construction)."""
+        key = self._key
         prog = self._programs.get(key)
         if prog is None:
             prog = self._programs[key] = self._build(*key)
