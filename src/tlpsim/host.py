@@ -369,9 +369,10 @@ class ndarray(ArrayOps):
             raise ArgumentValueError(f"ndarray strides {tuple(strides)}: tlpsim's arrays are C-contiguous "
                                      f"(strides {_c_strides(self.shape, self.dtype.itemsize)})")
         self.ptr = _ptr if _ptr is not None else self.device.memory.alloc(self.nbytes, f"ndarray{self.shape}")
-        if memptr is not None and getattr(memptr, "size", None) is not None and self.nbytes > memptr.size:
+        avail = None if memptr is None else (memptr.nbytes if isinstance(memptr, ndarray) else memptr.size)
+        if avail is not None and self.nbytes > avail:
             raise ArgumentValueError(f"ndarray{self.shape} of {self.dtype} needs {self.nbytes} bytes; the memory "
-                                     f"at {self.ptr:#x} has {memptr.size}")
+                                     f"at {self.ptr:#x} has {avail}")
 
     @property
     def ndim(self) -> int:

@@ -121,3 +121,10 @@ def test_numpy_functions_under_cupy_names():
 
 def test_defaults_are_cupys():
     assert cp.zeros(3).dtype == np.float64 and cp.empty(2).dtype == np.float64
+
+
+def test_ndarray_over_another_array_counts_its_bytes():
+    base = cp.zeros(4, dtype=cp.float64)  # 32 bytes
+    assert cp.ndarray((8,), cp.float32, base).ptr == base.ptr
+    with pytest.raises(ValueError, match="needs 40 bytes; the memory at 0x[0-9a-f]+ has 32"):
+        cp.ndarray((10,), cp.float32, base)

@@ -20,6 +20,16 @@ SCRIPT = textwrap.dedent(r'''
     src = r"""extern "C" __global__ void axpy(float a, const float* x, float* y, int n) {
         int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] += a * x[i]; }"""
     assert cp.__name__ == "tlpsim.cupy" and cupyx.__name__ == "tlpsim.cupy.cupyx"
+    import tlpsim.cupy.cuda.compiler
+    assert compiler is tlpsim.cupy.cuda.compiler  # one module object: patching CuPy's name patches tlpsim's
+    from cupy_backends.cuda.libs import nvrtc
+    assert nvrtc.getVersion() == (11, 8)
+    try:
+        import cupyx.scipy  # noqa: F401
+    except ModuleNotFoundError as exc:
+        assert "tlpsim's CuPy API does not provide it" in str(exc)
+    else:
+        raise SystemExit("cupyx.scipy imported")
     k = cp.RawKernel(src, "axpy")
     x = cp.arange(1000, dtype=cp.float32)
     y = cp.ones(1000, dtype=cp.float32)

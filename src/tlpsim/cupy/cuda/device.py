@@ -64,10 +64,6 @@ def get_device_id() -> int:
     return 0
 
 
-def get_device_id() -> int:
-    return 0
-
-
 def get_compute_capability() -> str:
     """'35' for sm_35: the target of the current device's kernels."""
     major, minor = _device.compute_capability(_device.current())
