@@ -146,7 +146,7 @@ class RawModule:
                 prog = load_program(text, options=options, **kw)
         except CompileError as exc:
             cls = JitifyException if self.jitify else CompileException
-            raise cls(str(exc) + _missing_cupy_headers_hint(exc), self.code or "", str(self.path or "<string>"),
+            raise cls(str(exc) + _compile_hint(exc), self.code or "", str(self.path or "<string>"),
                       self.options, self.backend) from None
         self._lowered = lowered_names(prog.module, self._exprs) if self._exprs else {}
         cr = prog.compile_result
@@ -230,10 +230,14 @@ def _read_source(path) -> str:
         raise TlpsimError(f"cannot read CUDA source file {str(path)!r}: {exc.strerror or exc}") from None
 
 
-def _missing_cupy_headers_hint(exc: CompileError) -> str:
+def _compile_hint(exc: CompileError) -> str:
+    """What tlpsim knows about a failure's cause: CuPy's headers not fetched; a device-side launch."""
     from tlpsim.cupy_sources import include_dir
 
     text = str(exc)
+    if "GetParameterBuffer" in text or "cudaLaunchDevice" in text:
+        return ("\na kernel that launches kernels (dynamic parallelism) needs CUDA's device runtime, which tlpsim "
+                "does not simulate: launch the inner kernel from the host instead")
     if "cupy/" in text and ("cannot open source file" in text or "No such file" in text) and include_dir() is None:
         return ("\nCuPy's headers (cupy/complex.cuh, cupy/carray.cuh, ...) come from the pinned CuPy source "
                 "package: run `tlpsim cupy --fetch-sources` once (downloads it from PyPI)")
