@@ -230,8 +230,9 @@ class ArrayOps:
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d array")
-        for i in range(self.shape[0]):
-            yield self[i]
+        row = self.nbytes // self.shape[0] if self.shape[0] else 0
+        for i in range(self.shape[0]):  # rows of a C-contiguous array are views, as a[i] is
+            yield self._view(i * row, self.shape[1:], self.dtype)
 
     # -- indexing: a basic index that selects contiguous memory is a view, as in CuPy
     def __getitem__(self, key):

@@ -128,3 +128,12 @@ def test_ndarray_over_another_array_counts_its_bytes():
     assert cp.ndarray((8,), cp.float32, base).ptr == base.ptr
     with pytest.raises(ValueError, match="needs 40 bytes; the memory at 0x[0-9a-f]+ has 32"):
         cp.ndarray((10,), cp.float32, base)
+
+
+def test_iteration_yields_row_views():
+    a = cp.arange(6, dtype=cp.int32).reshape(3, 2)
+    rows = list(a)
+    assert [r.ptr - a.ptr for r in rows] == [0, 8, 16] and rows[2].shape == (2,)
+    rows[1][...] = 9
+    np.testing.assert_array_equal(a.get(), [[0, 1], [9, 9], [4, 5]])
+    assert [int(x) for x in cp.arange(3, dtype=cp.int64)] == [0, 1, 2]
