@@ -10,7 +10,7 @@ STAMP := $(VENV)/.tlpsim-installed
 CORE_SOURCES := setup.py src/tlpsim/_core.py $(wildcard src/tlpsim/timing/*.py) \
 	src/tlpsim/cudart/libcudart.c src/tlpsim/cudart/build.py src/tlpsim/cudart/cudart13_exports.txt
 
-.PHONY: setup demo test bench clean browser-test-deps
+.PHONY: setup demo test bench clean browser-test-deps cupy-tests
 
 setup: $(STAMP)
 
@@ -34,6 +34,15 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/parse_speed.py
 	$(BIN)/python benchmarks/functional_speed.py
 	$(BIN)/python benchmarks/reference_kernels.py --timing
+
+# CuPy's own RawKernel tests (tests/cupy_tests/core_tests/test_raw.py of the pinned CuPy
+# source package, downloaded once from PyPI into tlpsim's cache) through `tlpsim cupy`;
+# docs/cupy.md lists the tests that fail and why. PYTEST_ARGS adds pytest options.
+cupy-tests: $(STAMP)
+	$(BIN)/tlpsim cupy --fetch-sources
+	cd "$$($(BIN)/python -c 'from tlpsim.cupy_sources import sources_dir; print(sources_dir())')" && \
+	CUPY_TEST_GPU_LIMIT=1 $(abspath $(BIN))/tlpsim cupy -- python -m pytest -q -p no:cacheprovider \
+		tests/cupy_tests/core_tests/test_raw.py $(PYTEST_ARGS)
 
 # headless Chromium + chromedriver (Debian packages) for the HTML-report browser test;
 # without them that test is skipped with a message

@@ -13,8 +13,6 @@ from tlpsim.errors import KernelError, TlpsimError  # noqa: E402
 from tlpsim.host import (  # noqa: E402
     Device,
     LaunchRecord,
-    RawKernel,
-    RawModule,
     Stream,
     arange,
     array,
@@ -24,11 +22,14 @@ from tlpsim.host import (  # noqa: E402
     empty,
     empty_like,
     full,
+    full_like,
     ndarray,
     ones,
+    ones_like,
     zeros,
     zeros_like,
 )
+from tlpsim.host_kernels import RawKernel, RawModule  # noqa: E402
 
 # NumPy dtypes under CuPy's names (cp.float32, ...)
 from numpy import (  # noqa: E402
@@ -40,5 +41,5 @@ __all__ = [
     "bool_", "complex64", "complex128", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
     "uint8", "uint16", "uint32", "uint64",
     "Device", "LaunchRecord", "RawKernel", "RawModule", "Stream", "arange", "array", "asarray", "asnumpy", "cuda",
-    "empty", "empty_like", "full", "ndarray", "ones", "zeros", "zeros_like", "KernelError", "TlpsimError",
+    "empty", "empty_like", "full", "full_like", "ndarray", "ones", "ones_like", "zeros", "zeros_like", "KernelError", "TlpsimError",
 ]

@@ -387,6 +387,10 @@ def _register_analyze() -> None:
 
     for cmd in EXEC_COMMANDS:  # nvcc, exec
         main.add_command(cmd)
+    from tlpsim.cli_cupy import COMMANDS as CUPY_COMMANDS
+
+    for cmd in CUPY_COMMANDS:  # cupy
+        main.add_command(cmd)
 
 
 _register_analyze()

@@ -16,25 +16,24 @@ from __future__ import annotations
 
 import os
 import threading
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
-from tlpsim.errors import ArgumentError, ArgumentWarning, KernelNotFound, TlpsimError
+from tlpsim.array_ops import HOST_OPS, ArrayOps
+from tlpsim.cuda_errors import ArgumentTypeError, ArgumentValueError
+from tlpsim.device_pointer import MemoryPointer
+from tlpsim.errors import ArgumentError, TlpsimError
 from tlpsim.frontend.ir import Function, Module
-from tlpsim.frontend.loader import Program, load_program
+from tlpsim.frontend.loader import Program
 from tlpsim.frontend.names import qualified_name
-from tlpsim.frontend.name_expressions import add_name_expressions, check_expressions, is_template_name, lowered_names
 from tlpsim.frontend.resources import ResourceUsage
 from tlpsim.frontend.toolchains import DEFAULT_TOOLCHAIN, target_problem
 from tlpsim.functional.kernel import CompiledKernel
 from tlpsim.functional.launch import OOB_READS, LaunchOutcome, as_dim3, cooperative_launch, run_launch
 from tlpsim.functional.launch_args import (
-    DEFAULT_SHARED_PER_BLOCK,
     LaunchArgumentError,
-    check_max_dynamic,
     check_shape,
     check_shared,
     pack_params,
@@ -344,7 +343,7 @@ def _addresses_on(device: Device):
     """`address_of(arg)` for pack_params: the device address of an array on `device`."""
 
     def address_of(a) -> int | None:
-        if isinstance(a, ndarray):
+        if isinstance(a, (ndarray, MemoryPointer)):
             if a.device is not device:
                 raise LaunchArgumentError(f"an array allocated on {a.device.name} was passed to a kernel launched on "
                                           f"{device.name}: its address means nothing there; copy it with "
@@ -381,16 +380,34 @@ def _dtype(dtype) -> np.dtype:
     return dt
 
 
-class ndarray:
-    """A C-contiguous array in simulated device memory."""
+class ndarray(ArrayOps):
+    """A C-contiguous array in simulated device memory: `ndarray(shape, dtype, memptr)`
+    as in CuPy (`memptr`, a MemoryPointer or array, puts it over existing memory).
+    Operators, reductions and indexing run on the host with NumPy (tlpsim.array_ops);
+    kernels are what is simulated."""
 
-    def __init__(self, shape, dtype=np.float32, device: Device | None = None, _ptr: int | None = None) -> None:
+    def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C", *, device: Device | None = None,
+                 _ptr: int | None = None) -> None:
+        if order not in ("C", None):
+            raise ArgumentValueError(f"ndarray(order={order!r}): tlpsim's arrays are C-contiguous (order='C')")
+        if memptr is not None:
+            if not hasattr(memptr, "ptr") or not hasattr(memptr, "device"):
+                raise ArgumentTypeError(f"ndarray(memptr=...): expected a MemoryPointer (cupy.cuda.memory.alloc) "
+                                        f"or a device array, not {type(memptr).__name__}")
+            device, _ptr = memptr.device, int(memptr.ptr)
         self.device = device or Device.current()
         self.shape = _shape(shape)
         self.dtype = _dtype(dtype)
         self.size = int(np.prod(self.shape, dtype=np.int64))
         self.nbytes = self.size * self.dtype.itemsize
+        if strides is not None and tuple(strides) != _c_strides(self.shape, self.dtype.itemsize):
+            raise ArgumentValueError(f"ndarray strides {tuple(strides)}: tlpsim's arrays are C-contiguous "
+                                     f"(strides {_c_strides(self.shape, self.dtype.itemsize)})")
         self.ptr = _ptr if _ptr is not None else self.device.memory.alloc(self.nbytes, f"ndarray{self.shape}")
+        avail = None if memptr is None else (memptr.nbytes if isinstance(memptr, ndarray) else memptr.size)
+        if avail is not None and self.nbytes > avail:
+            raise ArgumentValueError(f"ndarray{self.shape} of {self.dtype} needs {self.nbytes} bytes; the memory "
+                                     f"at {self.ptr:#x} has {avail}")
 
     @property
     def ndim(self) -> int:
@@ -401,55 +418,104 @@ class ndarray:
         return self.dtype.itemsize
 
     @property
-    def data(self) -> "ndarray":
-        return self
+    def strides(self) -> tuple[int, ...]:
+        return _c_strides(self.shape, self.dtype.itemsize)
 
-    def get(self, stream=None) -> np.ndarray:
+    @property
+    def data(self) -> MemoryPointer:
+        """The array's memory, as CuPy's `a.data`."""
+        return MemoryPointer(self.device, self.ptr, self.nbytes)
+
+    def get(self, stream=None, out=None) -> np.ndarray:
         raw = self.device.memory.read(self.ptr, self.nbytes)
-        return raw.view(self.dtype).reshape(self.shape).copy()
+        host = raw.view(self.dtype).reshape(self.shape).copy()
+        if out is not None:
+            out[...] = host
+            return out
+        return host
 
     def set(self, arr, stream=None) -> None:
-        a = np.ascontiguousarray(arr, dtype=self.dtype)
+        a = np.asarray(arr, dtype=self.dtype)
         if a.shape != self.shape:
             raise TlpsimError(f"set: shape {a.shape} does not match {self.shape}")
-        self.device.memory.write(self.ptr, a)
+        self.device.memory.write(self.ptr, np.ascontiguousarray(a).reshape(-1))
 
-    def copy(self) -> "ndarray":
-        out = ndarray(self.shape, self.dtype, self.device)
+    def _from_host(self, host: np.ndarray) -> "ndarray":
+        out = ndarray(host.shape, host.dtype, device=self.device)
+        out.set(host)
+        return out
+
+    def _view(self, offset: int, shape: tuple, dtype) -> "ndarray":
+        return ndarray(shape, dtype, device=self.device, _ptr=self.ptr + int(offset))
+
+    def copy(self, order="C") -> "ndarray":
+        HOST_OPS["copy"] += 1
+        out = ndarray(self.shape, self.dtype, device=self.device)
         out.set(self.get())
         return out
 
     def fill(self, value) -> None:
         self.set(np.full(self.shape, value, dtype=self.dtype))
 
-    def reshape(self, *shape) -> "ndarray":
+    def reshape(self, *shape, order="C") -> "ndarray":
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
         shape = tuple(int(s) for s in shape)
+        if shape.count(-1) > 1:
+            raise ArgumentValueError(f"reshape{shape}: only one dimension can be -1")
         if -1 in shape:
             known = int(np.prod([s for s in shape if s != -1]))
+            if known == 0 or self.size % known:
+                raise ArgumentValueError(f"cannot reshape array of size {self.size} into shape {shape}")
             shape = tuple(self.size // known if s == -1 else s for s in shape)
         if int(np.prod(shape)) != self.size:
-            raise TlpsimError(f"cannot reshape array of size {self.size} into shape {shape}")
-        return ndarray(shape, self.dtype, self.device, _ptr=self.ptr)
+            raise ArgumentValueError(f"cannot reshape array of size {self.size} into shape {shape}")
+        return ndarray(shape, self.dtype, device=self.device, _ptr=self.ptr)
 
-    def ravel(self) -> "ndarray":
+    def ravel(self, order="C") -> "ndarray":
         return self.reshape(self.size)
 
+    def view(self, dtype=None) -> "ndarray":
+        """The same memory read as `dtype` (the last axis rescaled, as NumPy does)."""
+        if dtype is None:
+            return ndarray(self.shape, self.dtype, device=self.device, _ptr=self.ptr)
+        dt = np.dtype(dtype)
+        shape = self.shape or (1,)
+        last = shape[-1] * self.dtype.itemsize
+        if last % dt.itemsize:
+            raise ArgumentValueError(f"view({dt}): the last axis ({last} bytes) is not a multiple of {dt.itemsize}")
+        return ndarray(shape[:-1] + (last // dt.itemsize,), dt, device=self.device, _ptr=self.ptr)
+
     def __len__(self) -> int:
-        return self.shape[0] if self.shape else 0
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
 
     def __repr__(self) -> str:
         return f"tlpsim.ndarray(shape={self.shape}, dtype={self.dtype}, ptr={self.ptr:#x})"
+
+    def __str__(self) -> str:
+        return str(self.get())
 
     def __array__(self, dtype=None, copy=None):
         out = self.get()
         return out.astype(dtype) if dtype is not None else out
 
+    def __reduce__(self):
+        return (asarray, (self.get(),))
 
-def asarray(a, dtype=None) -> ndarray:
+
+def _c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    out, step = [], itemsize
+    for s in reversed(shape):
+        out.append(step)
+        step *= max(s, 1)
+    return tuple(reversed(out))
+
+
+def asarray(a, dtype=None, order=None) -> ndarray:
     if isinstance(a, ndarray) and (dtype is None or np.dtype(dtype) == a.dtype):
         return a
-    host = np.ascontiguousarray(a.get() if isinstance(a, ndarray) else a, dtype=dtype)
+    host = np.asarray(a.get() if isinstance(a, ndarray) else a, dtype=dtype)
     if host.dtype.kind in "OU":
         raise ArgumentError(f"asarray: argument a has dtype {host.dtype} ({type(a).__name__}); a device array holds "
                             "booleans, integers, floats, complex numbers or fixed-size records (convert it first, "
@@ -459,250 +525,62 @@ def asarray(a, dtype=None) -> ndarray:
     return out
 
 
-array = asarray
+def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0) -> ndarray:
+    host = np.array(obj.get() if isinstance(obj, ndarray) else obj, dtype=dtype, ndmin=ndmin)
+    if isinstance(obj, ndarray) and not copy and host.dtype == obj.dtype and host.shape == obj.shape:
+        return obj
+    out = ndarray(host.shape, host.dtype)
+    out.set(host)
+    return out
 
 
-def asnumpy(a, stream=None) -> np.ndarray:
-    return a.get() if isinstance(a, ndarray) else np.asarray(a)
+def asnumpy(a, stream=None, out=None) -> np.ndarray:
+    host = a.get() if isinstance(a, ndarray) else np.asarray(a)
+    if out is not None:
+        out[...] = host
+        return out
+    return host
 
 
-def empty(shape, dtype=np.float32) -> ndarray:
+def empty(shape, dtype=float, order="C") -> ndarray:
     return ndarray(shape, dtype)
 
 
-def zeros(shape, dtype=np.float32) -> ndarray:
+def zeros(shape, dtype=float, order="C") -> ndarray:
     return ndarray(shape, dtype)  # fresh device memory is zeroed
 
 
-def ones(shape, dtype=np.float32) -> ndarray:
+def ones(shape, dtype=float, order="C") -> ndarray:
     out = ndarray(shape, dtype)
     out.fill(1)
     return out
 
 
-def full(shape, fill_value, dtype=None) -> ndarray:
+def full(shape, fill_value, dtype=None, order="C") -> ndarray:
     dtype = dtype or np.asarray(fill_value).dtype
     out = ndarray(shape, dtype)
     out.fill(fill_value)
     return out
 
 
-def empty_like(a, dtype=None) -> ndarray:
-    return ndarray(a.shape, dtype or a.dtype)
+def empty_like(a, dtype=None, order="K", subok=None, shape=None) -> ndarray:
+    return ndarray(a.shape if shape is None else shape, dtype or a.dtype)
 
 
-def zeros_like(a, dtype=None) -> ndarray:
-    return ndarray(a.shape, dtype or a.dtype)
+def zeros_like(a, dtype=None, order="K", subok=None, shape=None) -> ndarray:
+    return ndarray(a.shape if shape is None else shape, dtype or a.dtype)
+
+
+def ones_like(a, dtype=None, order="K", subok=None, shape=None) -> ndarray:
+    return ones(a.shape if shape is None else shape, dtype or a.dtype)
+
+
+def full_like(a, fill_value, dtype=None, order="K", subok=None, shape=None) -> ndarray:
+    return full(a.shape if shape is None else shape, fill_value, dtype or a.dtype)
 
 
 def arange(*args, dtype=None) -> ndarray:
     return asarray(np.arange(*args, dtype=dtype))
-
-
-# ---------------------------------------------------------------- kernels and modules
-
-
-class RawModule:
-    """CUDA source (or PTX) compiled once; kernels are fetched with get_function().
-
-    `options` are passed to nvcc as CuPy passes them to NVRTC (`-I`, `-D`, `--std`,
-    `-maxrregcount` are understood; see frontend.options). `name_expressions`
-    (e.g. ["scale<float, 3>"]) instantiate template kernels and let
-    `get_function` find them by that expression, as in CuPy. With
-    `enable_cooperative_groups`, launches are cooperative (grid.sync() works; all
-    CTAs are executed together). A module pickles as its source and options and is
-    recompiled (from the PTX cache) where it is unpickled, as CuPy's does."""
-
-    def __init__(self, code: str | None = None, *, path: str | None = None, options: Sequence[str] = (),
-                 backend: str = "nvcc", name_expressions=None, arch: str | None = None,
-                 maxrregcount: int | None = None, jitify: bool = False,
-                 enable_cooperative_groups: bool = False, toolchain: str | None = None) -> None:
-        if (code is None) == (path is None):
-            raise TlpsimError("RawModule needs exactly one of code= or path=")
-        if code is not None:
-            _check_code(code, "RawModule")
-        if backend not in ("nvcc", "nvrtc"):
-            raise TlpsimError(f"RawModule backend must be 'nvcc' or 'nvrtc' (both compile with nvcc here), "
-                              f"not {backend!r}")
-        self._spec = dict(code=code, path=path, options=tuple(options) if not isinstance(options, str) else options,
-                          name_expressions=name_expressions, arch=arch, maxrregcount=maxrregcount,
-                          enable_cooperative_groups=enable_cooperative_groups, toolchain=toolchain)
-        self.options = self._spec["options"]
-        self.cooperative = bool(enable_cooperative_groups)
-        exprs = check_expressions(name_expressions)
-        if path is not None:
-            from tlpsim.source_files import check_source_file
-
-            check_source_file(path)
-        dev = Device.current()
-        kw = dict(arch=arch or dev.arch, maxrregcount=maxrregcount or dev.maxrregcount, options=self.options,
-                  toolchain=toolchain or dev.toolchain)
-        if exprs:
-            from pathlib import Path
-
-            text = code if code is not None else _read_source(path)
-            kw.update(include_dirs=[str(Path(path).resolve().parent)] if path is not None else [],
-                      name=str(path) if path is not None else None)
-            self.program: Program = load_program(add_name_expressions(text, exprs), **kw)
-        else:
-            from pathlib import Path
-
-            self.program = load_program(Path(path) if path is not None else code, **kw)
-        self._lowered = lowered_names(self.program.module, exprs) if exprs else {}
-
-    def get_lowered_name(self, name_expression: str) -> str:
-        """The mangled name of a kernel given in `name_expressions`."""
-        try:
-            return self._lowered[name_expression]
-        except KeyError:
-            raise KernelNotFound(f"{name_expression!r} was not given in name_expressions "
-                                 f"(given: {', '.join(map(repr, self._lowered)) or 'none'})") from None
-
-    def get_function(self, name: str) -> "RawKernel":
-        mangled = self._lowered.get(name, name)
-        self.program.kernel(mangled)  # resolve now so a bad name fails here
-        return RawKernel(None, name, _program=self.program, _module=self)
-
-    def get_global(self, name: str) -> ndarray:
-        module = self.program.module
-        if name not in module.variables:
-            raise TlpsimError(f"module has no global variable '{name}'")
-        var = module.variables[name]
-        addr = Device.current().module_globals(module)[name]
-        return ndarray((var.size,), np.uint8, _ptr=addr)
-
-    def __reduce__(self):
-        return (_module_from_spec, (self._spec,))
-
-    def pointer_types(self, name: str) -> list[tuple[str, np.dtype | None]]:
-        """(declaration, element type or None) of each parameter of kernel `name`, from
-        the CUDA source; [] for PTX or a kernel the source does not define once."""
-        from tlpsim.frontend.loader import _is_ptx_text
-        from tlpsim.frontend.signatures import kernel_parameters, pointee_dtype
-
-        code, path = self._spec["code"], self._spec["path"]
-        if path is not None and str(path).endswith(".ptx"):
-            return []
-        text = code if code is not None else _read_source(path)
-        if _is_ptx_text(text):
-            return []
-        decls = kernel_parameters(text, name.split("<")[0].rsplit("::", 1)[-1].strip())
-        return [(d, pointee_dtype(d)) for d in decls or []]
-
-
-_REINTERPRET_WARNED: set[tuple[str, int, str]] = set()  # (kernel, parameter, dtype) already warned about
-
-
-def _check_code(code, who: str) -> None:
-    """`code` is source text; PTX (which CuPy also takes) must say so with `.version`,
-    or nvcc would compile it as CUDA C++ and report C++ errors about PTX."""
-    if not isinstance(code, str):
-        raise ArgumentError(f"{who}: code must be CUDA C++ or PTX source text (a str), got {type(code).__name__}"
-                            + (f" {code!r}" if isinstance(code, (int, float)) else ""))
-    head = "\n".join(ln for ln in code.lstrip().splitlines()[:40] if not ln.lstrip().startswith("//"))
-    looks_ptx = any(d in head for d in (".target", ".address_size", ".visible .entry", ".entry "))
-    if looks_ptx and ".version" not in head:
-        raise ArgumentError(f"{who}: code looks like PTX (it has {'.target' if '.target' in head else '.entry'}) "
-                            "but no .version directive, so it would be compiled as CUDA C++; start it with "
-                            "`.version X.Y` (e.g. .version 8.0) and `.target sm_XX`")
-
-
-def _module_from_spec(spec: dict) -> RawModule:
-    return RawModule(**spec)
-
-
-def _read_source(path) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as f:
-            return f.read()
-    except OSError as exc:
-        raise TlpsimError(f"cannot read CUDA source file {str(path)!r}: {exc.strerror or exc}") from None
-
-
-class RawKernel:
-    """A kernel callable as `kernel(grid, block, args, shared_mem=0, stream=None)`.
-    A name with template arguments ("scale<float, 3>") is looked up as a name
-    expression. Pickles as its module's source and its name (see RawModule)."""
-
-    def __init__(self, code: str | None, name: str, options: Sequence[str] = (), backend: str = "nvcc", *,
-                 _program: Program | None = None, arch: str | None = None, maxrregcount: int | None = None,
-                 jitify: bool = False, enable_cooperative_groups: bool = False,
-                 _module: RawModule | None = None) -> None:
-        if not isinstance(name, str):
-            raise ArgumentError(f"RawKernel: name must be the kernel's name (a str), got {type(name).__name__} "
-                                f"{name!r}")
-        self.name = name
-        if _module is None:
-            _check_code(code, "RawKernel")
-            _module = RawModule(code, options=options, backend=backend, arch=arch, maxrregcount=maxrregcount,
-                                name_expressions=[name] if is_template_name(name) else None,
-                                enable_cooperative_groups=enable_cooperative_groups)
-        self._module = _module
-        self.program = _program if _program is not None else _module.program
-        self.kernel = self.program.kernel(_module._lowered.get(name, name))
-        self._max_dynamic: int | None = None
-        self._pointers: list[tuple[str, np.dtype | None]] | None = None  # from the source, on first launch
-
-    @property
-    def attributes(self) -> dict:
-        res = self.program.resources.get(self.kernel.name)
-        return {"num_regs": res.registers if res else None, "shared_size_bytes": res.shared_bytes if res else None,
-                "local_size_bytes": res.local_bytes if res else None, "max_threads_per_block": 1024,
-                "max_dynamic_shared_size_bytes": self.max_dynamic_shared_size_bytes}
-
-    @property
-    def max_dynamic_shared_size_bytes(self) -> int:
-        """Dynamic shared memory a launch may use (CUDA's 48 KiB default until raised, as in CuPy)."""
-        return self._max_dynamic if self._max_dynamic is not None else DEFAULT_SHARED_PER_BLOCK
-
-    @max_dynamic_shared_size_bytes.setter
-    def max_dynamic_shared_size_bytes(self, value: int) -> None:
-        self._max_dynamic = check_max_dynamic(value, Device.current().arch)
-
-    def __call__(self, grid, block, args, *, shared_mem: int = 0, stream: "Stream | None" = None,
-                 resources: dict | None = None) -> LaunchRecord:
-        """Launch. `resources` (tlpsim extension) overrides ptxas's counts for the timing
-        model, e.g. {'registers': 32, 'shared_bytes': 1296} to match another toolchain."""
-        if not isinstance(args, (tuple, list)):
-            raise LaunchArgumentError(f"kernel {self.name}: arguments must be a tuple, got {type(args).__name__}")
-        if stream is not None and not isinstance(stream, Stream):
-            raise LaunchArgumentError(f"kernel {self.name}: stream must be a tlpsim.Stream (cupy.cuda.Stream) or "
-                                      f"None, got {type(stream).__name__} {stream!r}")
-        stream = stream or Stream._current()
-        self._warn_reinterpreted(args)
-        return Device.current().launch(self.program, self.kernel.name, grid, block, args, shared_mem, stream,
-                                       resources, max_dynamic_shared=self._max_dynamic,
-                                       cooperative=self._module.cooperative)
-
-    def __reduce__(self):
-        return (_kernel_from_module, (self._module, self.name, self._max_dynamic))
-
-    def _warn_reinterpreted(self, args) -> None:
-        """An array for a `float*` holding float64 (or ints, ...) is passed as is, as on a
-        GPU and in CuPy, but almost never meant: say so once per parameter and type."""
-        if self._pointers is None:
-            self._pointers = self._module.pointer_types(self.name)
-        if len(self._pointers) != len(args):
-            return
-        for k, ((decl, want), a) in enumerate(zip(self._pointers, args)):
-            if want is None or not isinstance(a, ndarray) or a.dtype == want:
-                continue
-            have = a.dtype
-            if have.itemsize == want.itemsize and (have.kind in "fc") == (want.kind in "fc"):
-                continue  # int32 for unsigned*, uint8 for bool*: the same bytes, on purpose
-            key = (self.kernel.name, k, have.str)
-            if key in _REINTERPRET_WARNED:
-                continue
-            _REINTERPRET_WARNED.add(key)
-            warnings.warn(f"kernel {self.name}: argument {k} (parameter '{decl}') is a {have} array; the kernel reads "
-                          f"its bytes as {want} ({want.itemsize} bytes each), as CuPy does; pass "
-                          f"a.astype(numpy.{want.name}) if that is not what you meant", ArgumentWarning, stacklevel=3)
-
-
-def _kernel_from_module(module: RawModule, name: str, max_dynamic: int | None) -> RawKernel:
-    k = module.get_function(name)
-    k._max_dynamic = max_dynamic
-    return k
 
 
 class Stream:
@@ -732,9 +610,27 @@ class Stream:
     def synchronize(self) -> None:
         """Launches complete synchronously in the simulator."""
 
+    @property
+    def ptr(self) -> int:
+        """The stream's handle (0: the default stream)."""
+        return self.id
+
+    @property
+    def done(self) -> bool:
+        return True
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Stream) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
     @classmethod
     def _current(cls) -> "Stream | None":
         return cls._active[-1] if cls._active else None
+
+
+Stream.null = Stream(null=True)  # CuPy's `cupy.cuda.Stream.null`
 
 
 class _CudaNamespace:

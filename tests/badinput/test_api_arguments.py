@@ -48,7 +48,7 @@ def test_a_wrong_argument_is_an_argument_error(call, needle, numpy_kind):
 
 
 def test_a_stream_that_is_not_one(fill):
-    x, u = cp.zeros(4), cp.zeros(4, dtype=np.uint32)
+    x, u = cp.zeros(4, dtype=np.float32), cp.zeros(4, dtype=np.uint32)
     with pytest.raises(LaunchArgumentError, match=r"kernel fill: stream must be a tlpsim.Stream \(cupy.cuda.Stream\) "
                                                   r"or None, got str 'x'"):
         fill((1,), (4,), (x, u, np.int32(4)), stream="x")
@@ -69,7 +69,7 @@ def test_a_float64_array_for_a_float_pointer_warns_once(fill):
 
 
 def test_same_width_integers_and_matching_arrays_do_not_warn(fill):
-    x, u = cp.zeros(4), cp.zeros(4, dtype=np.int32)  # int32 for unsigned*: the same bytes, on purpose
+    x, u = cp.zeros(4, dtype=np.float32), cp.zeros(4, dtype=np.int32)  # int32 for unsigned*: the same bytes, on purpose
     with warnings.catch_warnings():
         warnings.simplefilter("error", ArgumentWarning)
         fill((1,), (4,), (x, u, np.int32(4)))
