@@ -1,5 +1,5 @@
 """DYNCTA: dynamic CTA scheduling (Kayiran et al., "Neither more nor less:
-optimizing thread-level parallelism for GPGPUs", PACT 2013, §IV, Algorithm 1), as
+optimizing thread-level parallelism for GPGPUs", PACT 2013: the DYNCTA algorithm), as
 Lee et al. (HPCA 2014, §5.4) compare against it.
 
 Each SM starts a kernel with n = max(1, T_max // 2) CTAs (Lee et al. §5.4). At the
@@ -7,14 +7,15 @@ end of every sampling period it reads two counters of that period, as Kayiran et
 al. define them:
 
 - C_idle: cycles the SM had no warp to issue — none resident, or none able to issue
-  with no memory load outstanding among them (this model's IDLE cycle class);
+  while none waits on memory or on a result in the pipeline (barriers, empty
+  instruction buffers, paused warps): this model's IDLE cycle class;
 - C_mem: cycles *all* its warps waited for data from memory (`SMWindow.
   mem_wait_cycles`: nothing issued and every warp not paused waited on a load). Not
   the MEM_STALL class, which counts a cycle as soon as *some* warp waits on memory
   and nothing issues: on a streaming kernel that exceeds t_mem_high even at n = 1,
   and drove n to its floor (blackscholes: 80.7k cycles against GTO's 35.4k).
 
-and moves n by one (Algorithm 1):
+and moves n by one (their algorithm):
 
     C_idle >= t_idle             -> n + 1   (not enough warps to hide latency)
     else C_mem < t_mem_low       -> n + 1   (memory lightly loaded)
@@ -26,6 +27,10 @@ warps are held (never issued) until a CTA retires or n grows, and a paused CTA i
 resumed before any new CTA is dispatched (CTA pausing). The sampling period and
 thresholds are Kayiran et al.'s (their parameter table; Lee et al.: "We used the
 same set of thresholds that were used in [16]").
+
+On a latency-bound kernel the rule can lock n low: with few CTAs all warps wait on
+memory for much of a period, which reads as congestion (docs/experiments/lcs_bcs.md
+gives the numbers); that is the mechanism as published, not tuned here.
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ __all__ = ["DynCTA", "DynCTAParams", "next_n"]
 
 @dataclass(frozen=True)
 class DynCTAParams:
-    # Kayiran et al., PACT'13, §IV (Algorithm 1 and its parameter table): the sampling
+    # Kayiran et al., PACT'13 (the DYNCTA algorithm and its table of parameters): the sampling
     # period and the three thresholds, in core cycles of one period
     window_cycles: int = 2048   # sampling period
     t_idle: int = 16            # C_idle at or above which n grows (too few warps)
