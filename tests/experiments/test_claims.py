@@ -77,7 +77,7 @@ def test_claims_on_hand_made_data():
     assert claims["energy_avg"].measured == pytest.approx(100 * (0.05 + 0.1 + 0.4 + 0.2) / 4)
     assert claims["energy_max"].measured == pytest.approx(40.0) and claims["energy_max"].band is True
     # nothing ran for BCS, mixes or the comparison: those claims are not evaluated
-    for cid in ("bcs_sca", "l1_sca", "mcke", "lcsbcs_ccws", "bcs_scaling"):
+    for cid in ("bcs_sca", "l1_sca", "mcke_kmn_srad", "mcke_cp_madd", "lcsbcs_ccws", "bcs_scaling"):
         assert claims[cid].verdict == "n/a", cid
 
 
@@ -104,3 +104,82 @@ def test_bcs_scaling_is_judged_on_stand_ins_that_lose_past_opt_only():
     d.fig15 = {"3DFD": dict(ii)}                                                     # nothing testable
     c = {c.id: c for c in build_claims(d)}["bcs_scaling"]
     assert c.verdict == "n/a" and c.note.startswith("not testable: no stand-in is Type III/IV") and "Type II" in c.note
+
+
+# ---------------------------------------------------------------- the stricter rules (issue 27)
+
+def test_a_miss_rate_rise_past_opt_needs_two_percentage_points():
+    d = StudyData()
+    d.curves = {"c": _curve([1000, 1200], l1=[0.200, 0.215]),      # Type III, L1 +1.5 pp: not a rise
+                "e": _curve([1000, 1100], l2=[0.300, 0.320])}      # Type III, L2 +2.0 pp: a rise
+    c = {c.id: c for c in build_claims(d)}["type34_miss"]
+    assert c.measured == 50.0 and c.direction is False and "e (of c, e)" in c.detail
+    d.curves["c"] = _curve([1000, 1200], l1=[0.200, 0.221])
+    assert {c.id: c for c in build_claims(d)}["type34_miss"].direction is True
+
+
+def test_t_new_is_judged_on_kernels_whose_sweep_reaches_more_than_three_ctas():
+    d = StudyData()
+    d.kernels = [{"workload": "n", "kernel": f"k{i}", "t_max": 3, "top": 3, "opt": 2, "t_new": 1.0} for i in range(3)]
+    d.kernels += [{"workload": "w", "kernel": f"w{i}", "t_max": 6, "top": 6, "opt": 2, "t_new": 5.0}
+                  for i in range(2)]
+    c = {c.id: c for c in build_claims(d)}["tnew_opt"]
+    assert c.measured == 0.0 and c.direction is False          # 3 of 5 overall would pass
+    assert "0 of 2 within ±1" in c.detail and "3 of 5" in c.detail
+    d.kernels = d.kernels[:3]
+    c = {c.id: c for c in build_claims(d)}["tnew_opt"]
+    assert c.verdict == "n/a" and c.note.startswith("not testable")
+
+
+def _bcs_row(gto, sca, bcs_gto):
+    return {"l1 GTO": gto, "l1 BCS+SCA": sca, "l1 BCS+GTO": bcs_gto, "BCS+SCA": 1.0, "BCS+GTO": 1.0}
+
+
+def test_an_l1_ordering_needs_a_margin_beyond_a_tie():
+    d = StudyData()
+    d.bcs = {"a": _bcs_row(0.5, 0.450, 0.450), "b": _bcs_row(0.4, 0.359, 0.360)}   # BCS+SCA ahead by 0.1 pp
+    c = {c.id: c for c in build_claims(d)}["l1_order"]
+    assert c.direction is False and "margin needed 1.0 pp" in c.detail
+    d.bcs = {"a": _bcs_row(0.5, 0.40, 0.45), "b": _bcs_row(0.4, 0.30, 0.36), "c": _bcs_row(0.6, 0.45, 0.55)}
+    c = {c.id: c for c in build_claims(d)}["l1_order"]
+    assert c.direction is True                                  # ahead by 10-15 pp on every workload
+    d.bcs["d"] = _bcs_row(0.5, 0.55, 0.40)                      # one workload the other way: the spread grows
+    c = {c.id: c for c in build_claims(d)}["l1_order"]
+    assert c.direction is False
+
+
+def test_mcke_is_judged_per_mix_not_by_the_best_mix():
+    d = StudyData()
+    d.mixes = {"KMN-SRAD": {"speedup": 1 / 1.346}, "CP-LPS": {"speedup": 1.2}, "CP-MADD": {"speedup": 1.03},
+               "MUM-BLK": {"speedup": 1.5}}
+    cl = {c.id: c for c in build_claims(d)}
+    assert cl["mcke_kmn_srad"].verdict == "FAIL" and cl["mcke_kmn_srad"].measured == pytest.approx(-25.7, abs=0.05)
+    assert cl["mcke_cp_lps"].verdict == "PASS" and cl["mcke_cp_madd"].verdict == "PASS"
+    assert "MUM-BLK +50.0 %" in cl["mcke_cp_lps"].detail        # reported, not judged
+    d.mixes["CP-MADD"]["speedup"] = 1.08                        # not "minimal"
+    assert {c.id: c for c in build_claims(d)}["mcke_cp_madd"].verdict == "FAIL"
+
+
+def test_averages_are_over_the_papers_stand_ins_with_every_workload_reported():
+    d = _data()
+    d.study = ["a", "c"]
+    cl = {c.id: c for c in build_claims(d)}
+    g = cl["lcs_all"]
+    assert g.measured == pytest.approx(100 * ((0.99 * 1.3) ** 0.5 - 1))
+    assert "over 2 stand-ins" in g.detail and f"over all 4 workloads of these types: " \
+        f"{100 * ((0.99 * 1.0 * 1.3 * 1.1) ** 0.25 - 1):+.1f} %" in g.detail
+    assert cl["energy_avg"].measured == pytest.approx(100 * (0.05 + 0.4) / 2)
+    assert cl["lcs_12"].measured == pytest.approx(-1.0)       # a (Type I) only: b is not a stand-in
+
+
+def test_the_energy_claims_report_the_split_they_rest_on():
+    d = _data()
+    for w, g in zip("abce", (0.02, 0.021, 0.02, 0.023)):
+        d.lcs[w]["gateable"] = g
+    d.lcs["c"]["energy"] = 0.99                                 # small savings: the band fails
+    d.lcs["e"]["energy"] = 0.99
+    cl = {c.id: c for c in build_claims(d)}
+    avg = cl["energy_avg"]
+    assert avg.band is False and "RF + shared-memory static energy is 2.1 % of GPU energy" in avg.detail
+    assert avg.note.startswith("gating alone cannot reach the paper's 11 %")
+    assert "c's RF + shared-memory static energy: 2.0 %" in cl["energy_max"].detail

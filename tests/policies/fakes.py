@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tlpsim.timing.views import CTAView, KernelView, SMView, WarpView
+from tlpsim.timing.views import CTAView, DispatchGroup, KernelView, SMView, WarpView
 
 
 class FakeSMPort:
@@ -19,6 +19,8 @@ class FakeSMPort:
         self.log: list[tuple] = []
         self.pcs: dict[int, int] = {}          # warp slot -> next pc (warp_pc)
         self.kernels: dict[int, Any] = {}
+        self.blocked: dict[int, str] = {}      # warp slot -> what blocked_on() answers ("" when absent)
+        self.groups: dict[tuple[int, int], DispatchGroup] = {}  # (kid, CTA index) -> dispatch_group()
 
     def set_cta_limit(self, kid: int, limit: int | None) -> None:
         self.limits[kid] = limit
@@ -41,11 +43,37 @@ class FakeSMPort:
     def kernel(self, kid: int) -> Any:
         return self.kernels[kid]
 
+    def blocked_on(self, slot: int) -> str:
+        return self.blocked.get(slot, "")
+
+    def dispatch_group(self, kid: int, cta_index: int) -> DispatchGroup | None:
+        g = self.groups.get((kid, cta_index))
+        return g if g is not None and g.sm == self.sm_id else None
+
+    def group(self, kid: int, gid: int, ctas: tuple[int, ...]) -> DispatchGroup:
+        """Declare a dispatch group on this SM, as a CTA scheduler's GPUPort.group_ctas would."""
+        g = DispatchGroup(kid, gid, self.sm_id, ctas)
+        for i in ctas:
+            self.groups[(kid, i)] = g
+        return g
+
 
 class FakeGPUPort:
     def __init__(self, n_sms: int) -> None:
         self.sms = [FakeSMPort(k) for k in range(n_sms)]
         self.timers: list[tuple[int, Any]] = []
+        self.groups: list[DispatchGroup] = []   # every group_ctas() in order
+        self.ungrouped: list[tuple[int, int]] = []
+
+    def group_ctas(self, sm: int, kid: int, ctas) -> DispatchGroup:
+        g = self.sms[sm].group(kid, len(self.groups) + 1, tuple(ctas))
+        self.groups.append(g)
+        return g
+
+    def ungroup(self, kid: int, cta_index: int) -> None:
+        self.ungrouped.append((kid, cta_index))
+        for p in self.sms:
+            p.groups.pop((kid, cta_index), None)
 
     @property
     def n_sms(self) -> int:
@@ -75,10 +103,11 @@ def warp(slot: int, age: int, cta_index: int = 0, gwarp: int = 0, kid: int = 0, 
 
 
 def kernel(kid: int = 0, n_ctas: int = 64, grid=(8, 8, 1), threads: int = 256, regs: int = 16, smem: int = 0,
-           next_cta: int = 0, stream: int = 0, name: str = "k") -> KernelView:
+           next_cta: int = 0, stream: int = 0, name: str = "k", block=None) -> KernelView:
+    """A launch; its CTAs are `block` (default: `threads` along x, 1D)."""
     return KernelView(kid=kid, stream=stream, remaining=n_ctas - next_cta, n_ctas=n_ctas, threads_per_cta=threads,
                       next_cta=next_cta, regs_per_thread=regs, smem_per_cta=smem, warps_per_cta=threads // 32,
-                      grid=grid, name=name)
+                      grid=grid, name=name, block=tuple(block) if block is not None else (threads, 1, 1))
 
 
 @dataclass

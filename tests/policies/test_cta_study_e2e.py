@@ -117,6 +117,29 @@ def test_bcs_dispatches_a_pair_only_when_a_whole_pair_retired(plugin):
                 del pairs[index // 2]
 
 
+class GroupObserver(ExecutionChecker):
+    """Records, at each admission, the CTA's dispatch group on its SM and the CTAs resident."""
+
+    events = frozenset({"cta_admitted"})
+    log: list = []
+
+    def on_cta_admitted(self, cta, now):
+        g = self.port.dispatch_group(cta.kid, cta.index)
+        type(self).log.append((cta.sm, cta.index, g.ctas if g else None, self.port.resident_of(cta.kid)))
+
+
+def test_bcs_fills_the_odd_slot_and_declares_each_block_to_its_sm(plugin):
+    GroupObserver.log = []
+    obs = plugin("execution_checker", GroupObserver)
+    rec = _rows(_cfg(**{"sm.execution_checker": obs, "gpu.cta_scheduler": "bcs", "gpu.max_ctas_per_sm": 3}))
+    log = GroupObserver.log
+    assert len(log) == 48 and all(g is not None and i in g for _, i, g, _ in log)
+    assert all(len(g) in (1, 2) and list(g) == list(range(g[0], g[0] + len(g))) for _, _, g, _ in log)
+    assert max(n for *_, n in log) == 3                          # the odd third slot is used
+    assert any(len(g) == 1 for _, _, g, _ in log)                # by single CTAs
+    assert rec.device._timing.gpu.dispatch_groups == {}          # the launch's groups went with it
+
+
 class IssueLog(ExecutionChecker):
     events = frozenset({"instr_issued"})
     log: list = []

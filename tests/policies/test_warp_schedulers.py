@@ -22,13 +22,17 @@ def _pair_warps():
     return ws
 
 
-def _sca(ws):
-    s = SequentialCTAAware(None, n_slots=8, index=0)
-    s.on_cta_admitted(cta(0, 0, 0, n_warps=3), 0)
-    s.on_cta_admitted(cta(0, 1, 0, n_warps=3), 0)
+def _sca(ws, blocks=((0, 1),)):
+    """SCA on SM 0 whose CTA scheduler dispatched `blocks` (CTA indices) as groups."""
+    port = FakeSMPort(0)
+    for gid, ctas in enumerate(blocks, 1):
+        port.group(0, gid, ctas)
+    s = SequentialCTAAware(None, n_slots=8, index=0, port=port)
+    for c in sorted({w.cta_index for w in ws}):
+        s.on_cta_admitted(cta(0, c, 0, n_warps=3), 0)
     for w in ws:
         s.on_warp_started(w, 0)
-    return s
+    return s, port
 
 
 def _issue(s, ready, now):
@@ -39,34 +43,62 @@ def _issue(s, ready, now):
 
 def test_sca_alternates_between_the_pairs_warps_while_both_are_ready():
     ws = _pair_warps()
-    s = _sca(ws)
+    s, _ = _sca(ws)
     assert [_issue(s, ws, t) for t in range(4)] == [0, 3, 0, 3]    # warp 0 of CTA 0, warp 0 of CTA 1, ...
 
 
 def test_sca_moves_to_the_next_group_of_the_pair_when_one_warp_stalls():
     ws = _pair_warps()
-    s = _sca(ws)
+    s, port = _sca(ws)
     assert _issue(s, ws, 0) == 0
-    no3 = [w for w in ws if w.slot != 3]        # warp 0 of CTA 1 stalls: group (pair 0, warp 0) is broken
+    port.blocked[3] = "memory"                  # warp 0 of CTA 1 waits on a load: group (pair, warp 0) stalls
+    no3 = [w for w in ws if w.slot != 3]
     assert _issue(s, no3, 1) == 1               # next group: warp 1 of both CTAs
     assert _issue(s, no3, 2) == 4
     only = [ws[0]]                              # only one warp of the pair can issue at all
     assert _issue(s, only, 3) == 0
 
 
+def test_sca_stays_greedy_on_its_group_while_a_warp_merely_cannot_issue_this_cycle():
+    ws = _pair_warps()
+    s, port = _sca(ws)
+    assert _issue(s, ws, 0) == 0
+    no3 = [w for w in ws if w.slot != 3]
+    port.blocked[3] = "scoreboard"              # a short dependence: not a stall, the group keeps priority
+    assert [_issue(s, no3, t) for t in (1, 2)] == [0, 0]
+    assert _issue(s, ws, 3) == 3                # ready again: alternation resumes
+    no03 = [w for w in ws if w.slot not in (0, 3)]
+    port.blocked[0] = "fetch"                   # neither can issue: the next group of the pair
+    assert _issue(s, no03, 4) == 1
+    g0 = s.group_of[0]
+    for why, stalled in (("barrier", True), ("memory", True), ("scoreboard", False), ("fetch", False)):
+        port.blocked[3] = why                   # long-latency waits stall the group, short ones do not
+        assert s._stalled(g0, [ws[0]]) is stalled
+
+
+def test_sca_pairs_the_ctas_bcs_dispatched_together_not_by_index():
+    # CTA 0 came alone (an odd slot, or T_new = 1), CTAs 1 and 2 as a block: pairing by
+    # index // 2 would group CTA 0 with 1 and leave 2 alone
+    ws = [warp(slot=c * 3 + i, age=c * 3 + i, cta_index=c, gwarp=c * 3 + i) for c in (0, 1, 2) for i in range(3)]
+    s, _ = _sca(ws, blocks=((0,), (1, 2)))
+    assert s.group_of[3] == s.group_of[6] != s.group_of[0]
+    no_cta0 = [w for w in ws if w.cta_index != 0]
+    assert [_issue(s, no_cta0, t) for t in range(4)] == [3, 6, 3, 6]
+    s2, _ = _sca(ws, blocks=())                 # nothing declared (BCS off): every CTA is its own block
+    assert len({s2.group_of[k] for k in (0, 3, 6)}) == 3 and _issue(s2, no_cta0, 0) == 3
+    assert _issue(s2, no_cta0, 1) == 3          # greedy: a group of one warp
+
+
 def test_sca_falls_back_to_the_oldest_pair():
     ws = _pair_warps() + [warp(slot=6, age=6, cta_index=2, gwarp=6), warp(slot=7, age=7, cta_index=3, gwarp=9)]
-    s = _sca(ws[:6])
-    s.on_cta_admitted(cta(0, 2, 0, n_warps=3), 0)
-    s.on_warp_started(ws[6], 0)
-    s.on_warp_started(ws[7], 0)
-    assert _issue(s, [ws[6], ws[7]], 0) == 6     # pair 1 (CTAs 2, 3), group of warp 0 of CTA 2
+    s, _ = _sca(ws, blocks=((0, 1), (2, 3)))
+    assert _issue(s, [ws[6], ws[7]], 0) == 6     # block (CTAs 2, 3), group of warp 0 of CTA 2
     s.on_finish(6)
     assert s.group_of.get(6) is None and _issue(s, [ws[7]], 1) == 7
 
 
 def test_sca_ignores_other_schedulers_warps():
-    s = SequentialCTAAware(None, n_slots=8, index=1)
+    s = SequentialCTAAware(None, n_slots=8, index=1, port=FakeSMPort(0))
     s.on_warp_started(warp(slot=0, age=0, sched=0), 0)
     assert s.members == {}
 

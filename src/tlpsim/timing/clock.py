@@ -67,7 +67,8 @@ class WindowMonitor(Component):
 
     def _counters(self) -> dict:
         gpu = self.gpu
-        return {"sm": [sm.collect() for sm in gpu.sms], "mem": gpu.mem.counters()}
+        return {"sm": [sm.collect() for sm in gpu.sms], "mem": gpu.mem.counters(),
+                "mem_wait": [sm.mem_wait_cycles for sm in gpu.sms]}
 
     def tick(self, cycle: int) -> bool:
         if self.base is None or cycle < self.first + self.window - 1:
@@ -91,7 +92,8 @@ class WindowMonitor(Component):
                 l1d_accesses=a["l1d_accesses"] - b["l1d_accesses"], l1d_misses=a["l1d_misses"] - b["l1d_misses"],
                 mem_requests=a["mem_requests"] - b["mem_requests"], ctas_done=a["ctas_done"] - b["ctas_done"],
                 resident_ctas=sl.n_ctas, resident_warps=sl.n_warps, mem_blocked_warps=sm.issue.n_mem_blocked,
-                resident_by_kernel=dict(sl.by_kernel)))
+                resident_by_kernel=dict(sl.by_kernel),
+                mem_wait_cycles=now["mem_wait"][k] - base["mem_wait"][k]))
         ma, mb = now["mem"], base["mem"]
         n = self.window
         mem = gpu.mem

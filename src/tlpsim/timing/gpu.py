@@ -31,7 +31,7 @@ from tlpsim.timing.sm import SM
 from tlpsim.timing.static import StaticKernel
 from tlpsim.timing.summary import launch_stats
 from tlpsim.timing.timeline import Timeline
-from tlpsim.timing.views import KernelInfo, KernelResources, KernelView, SMView
+from tlpsim.timing.views import DispatchGroup, KernelInfo, KernelResources, KernelView, SMView
 from tlpsim.timing.warp import TraceFeed
 from tlpsim.timing.xcta import CrossCtaGates
 
@@ -91,7 +91,8 @@ class CtaDispatcher(Component):
             return False
         kviews = [KernelView(r.kid, r.stream, r.n_ctas - r.next_cta, r.n_ctas, r.kres.threads_per_cta, r.next_cta,
                              r.kres.regs_per_thread, r.kres.smem_per_cta, r.trace.warps_per_cta,
-                             r.next_cta - r.ctas_done, r.ctas_done, tuple(r.trace.grid), r.name) for r in pending]
+                             r.next_cta - r.ctas_done, r.ctas_done, tuple(r.trace.grid), r.name, tuple(r.trace.block))
+                  for r in pending]
         by_kid = {r.kid: r for r in pending}
         sviews = [SMView(sm.id, sm.n_ctas, (lambda kid, sm=sm: sm.can_accept(by_kid[kid])),
                          dict(sm.slots.by_kernel), dict(sm.slots.limits), bool(sm.slots.dispatch_holds))
@@ -139,6 +140,9 @@ class GPU:
         self.core, self.icnt_dom, self.l2_dom, self.dram_dom = clock_domains(config)
         self.mem = MemorySystem(config, self.engine, self.icnt_dom, self.l2_dom, self.dram_dom)
         self.energy_events: dict[str, int] = {}     # GPU-level plug-in energy structures -> accesses
+        # (kid, CTA index) -> the CTA scheduler's dispatch group of that CTA (GPUPort.group_ctas)
+        self.dispatch_groups: dict[tuple[int, int], DispatchGroup] = {}
+        self.next_group = 0
         self._backing: dict[tuple[int, str], tuple[int, int]] = {}
         self._backing_next = BACKING_STORE_BASE
         self._code_next = PROGRAM_MEM_START
@@ -329,6 +333,9 @@ class GPU:
             run.t_end = now
             run.feed.release()  # its pieces are no longer needed
             self._kernel_event(run, now, "kernel_end")
+            if self.dispatch_groups:
+                for key in [k for k in self.dispatch_groups if k[0] == run.kid]:
+                    del self.dispatch_groups[key]
             if all(r.finished for r in self._batch):
                 self.engine.request_stop()  # GPU.run's launches are all done
         self.dispatcher.wake()

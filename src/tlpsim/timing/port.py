@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from tlpsim.errors import TlpsimError
 from tlpsim.timing.mem_types import READ, WRITE
 from tlpsim.timing.plugin import HOLD_BITS, SM_POINTS
-from tlpsim.timing.views import CTAView, KernelInfo, WarpView
+from tlpsim.timing.views import CTAView, DispatchGroup, KernelInfo, WarpView
 
 if TYPE_CHECKING:
     from tlpsim.timing.sm import SM
@@ -214,6 +214,13 @@ class SMPort:
 
     def kernel(self, kid: int) -> KernelInfo:
         return self._gpu.kernel_info(kid)
+
+    def dispatch_group(self, kid: int, cta_index: int) -> DispatchGroup | None:
+        """The group the CTA scheduler dispatched CTA `cta_index` of launch `kid` to this
+        SM in (`GPUPort.group_ctas`, e.g. a BCS block); None when it dispatched the CTA
+        alone, or to another SM."""
+        g = self._gpu.dispatch_groups.get((kid, cta_index))
+        return g if g is not None and g.sm == self._sm_id else None
 
     # ------------------------------------------------------------ warp holds
 
@@ -529,6 +536,29 @@ class GPUPort:
     def set_cta_limit(self, kid: int, limit: int | None) -> None:
         for p in self.sms:
             p.set_cta_limit(kid, limit)
+
+    # ------------------------------------------------------------ dispatch groups
+
+    def group_ctas(self, sm: int, kid: int, ctas: Sequence[int]) -> DispatchGroup:
+        """Declare that CTAs `ctas` of launch `kid` go to SM `sm` as one group (before
+        they are dispatched: the SM's plug-ins see the group from `cta_admitted` on,
+        through `SMPort.dispatch_group`). A CTA leaves a group it was planned in by
+        being grouped again or by `ungroup`; a launch's groups go when it ends."""
+        if not 0 <= sm < len(self.sms):
+            raise PortError(f"group_ctas: SM {sm} does not exist (SMs 0..{len(self.sms) - 1})")
+        if not ctas:
+            raise PortError("group_ctas: a group needs at least one CTA")
+        groups = self._gpu.dispatch_groups
+        self._gpu.next_group = gid = self._gpu.next_group + 1
+        g = DispatchGroup(kid, gid, sm, tuple(int(i) for i in ctas))
+        for i in g.ctas:
+            groups[(kid, i)] = g
+        return g
+
+    def ungroup(self, kid: int, cta_index: int) -> None:
+        """CTA `cta_index` of launch `kid` is no longer dispatched in the group it was
+        planned in (it went elsewhere, or will be planned again)."""
+        self._gpu.dispatch_groups.pop((kid, cta_index), None)
 
     def bypass_l1(self, kid: int, on: bool = True) -> None:
         for p in self.sms:

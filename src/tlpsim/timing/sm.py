@@ -95,6 +95,10 @@ class SM(Component):
         ba.issue, ba.fetch, ba.slots = iss, fe, sl
         wb.issue = iss
         self.last_class = IDLE
+        # cycles nothing issued while every warp that may issue (not held by a plug-in)
+        # waited on a memory load: Kayiran et al.'s C_mem (DYNCTA), for the window event
+        self.mem_wait_cycles = 0
+        self.last_mem_wait = False
         self.last_stalls: list[str] = []  # stall reasons met in the last ticked cycle (repeats count)
         self._stalls: list[str] = []     # stall reasons met in the current tick
         # plug-in timers and timed warp holds: (cycle, seq, callback(tag, cycle), tag)
@@ -268,6 +272,10 @@ class SM(Component):
             st.resident_cta_cycles += slots.n_ctas
         st.issued += issued
         self.last_class = cls
+        wait = not issued and n_warps > 0 and issue.n_mem_blocked > 0 and self._all_wait_memory()
+        self.last_mem_wait = wait
+        if wait:
+            self.mem_wait_cycles += 1
         if stalls:
             reasons = st.stall_reasons
             for r in stalls:
@@ -299,6 +307,8 @@ class SM(Component):
         n = last - first + 1
         st = self.stats
         st.cycles[self.last_class] += n
+        if self.last_mem_wait:
+            self.mem_wait_cycles += n
         for reason in self.last_stalls:
             st.add_stall(reason, n)
         if self.last_refusals:
@@ -308,6 +318,14 @@ class SM(Component):
             st.issue_slots += self.p.n_schedulers * n
             st.resident_warp_cycles += slots.n_warps * n
             st.resident_cta_cycles += slots.n_ctas * n
+
+    def _all_wait_memory(self) -> bool:
+        """Every resident warp waits on a memory load, but those a plug-in holds (out of
+        the scheduling pool, e.g. a paused CTA's) and are not waiting on one."""
+        for w in self.slots.warps:
+            if w is not None and not w.done and not w.mem_blocked and not w.holds:
+                return False
+        return True
 
     def _classify(self, structural: bool) -> str:
         if structural or self.ldst.stalled:

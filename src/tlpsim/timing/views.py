@@ -43,6 +43,19 @@ class CTAView:
     grant: Any = None   # what the resource allocator's allocate() returned for it (its own Grant type)
 
 
+@dataclass(frozen=True, slots=True)
+class DispatchGroup:
+    """CTAs a CTA scheduler dispatches to one SM as a unit (BCS's block of consecutive
+    CTAs): the signal from the CTA scheduler to the SM's plug-ins (the SCA warp
+    scheduler groups the warps of one block). Declared with `GPUPort.group_ctas`,
+    read with `SMPort.dispatch_group`."""
+
+    kid: int                 # the launch
+    group: int               # serial number of the group (unique within the run)
+    sm: int                  # the SM the group is dispatched to
+    ctas: tuple[int, ...]    # its CTAs' indices in the grid, as planned
+
+
 @dataclass(frozen=True)
 class KernelResources:
     """Per-CTA needs of a kernel, as the resource allocator sees them."""
@@ -84,6 +97,7 @@ class KernelView:
     done: int = 0            # CTAs of this launch finished
     grid: tuple[int, int, int] = (1, 1, 1)
     name: str = ""
+    block: tuple[int, int, int] = (1, 1, 1)   # CTA shape (threads along x, y, z)
 
     @property
     def regs_per_cta(self) -> int:
@@ -146,6 +160,9 @@ class SMWindow:
     resident_warps: int
     mem_blocked_warps: int           # warps waiting on a memory load at the end of the window
     resident_by_kernel: dict[int, int] = field(default_factory=dict)
+    # cycles nothing issued while every warp not held by a plug-in waited on a memory
+    # load (Kayiran et al.'s C_mem); MEM_STALL counts cycles where *some* warp does
+    mem_wait_cycles: int = 0
 
 
 @dataclass
@@ -172,5 +189,5 @@ class WindowCounters:
         return sum(s.thread_insts for s in self.sms) / self.cycles if self.cycles > 0 else 0.0
 
 
-__all__ = ["CTAView", "Grant", "KernelInfo", "KernelResources", "KernelView", "SMView", "SMWindow", "WarpView",
+__all__ = ["CTAView", "DispatchGroup", "Grant", "KernelInfo", "KernelResources", "KernelView", "SMView", "SMWindow", "WarpView",
            "WindowCounters"]

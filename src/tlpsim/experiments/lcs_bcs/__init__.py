@@ -204,7 +204,8 @@ class LcsBcs(Experiment):
     def analyse(self, results: Results) -> StudyData:
         from tlpsim.experiments.waves import fewest_waves, waves_rows
 
-        d = StudyData(size=self.size, workloads=self.workloads(), waves=fewest_waves(waves_rows(self)))
+        d = StudyData(size=self.size, workloads=self.workloads(), study=self.study(),
+                      waves=fewest_waves(waves_rows(self)))
         d.failed = dict(results.errors)
         study = self.study()
         base = {w: results.of(self.run(w, "GTO")) for w in d.workloads}
@@ -226,7 +227,8 @@ class LcsBcs(Experiment):
             lcs = get(w, "LCS")
             if lcs is not None:
                 en = (lcs.energy_j / b.energy_j) if (lcs.energy_j and b.energy_j) else None
-                d.lcs[w] = {"speedup": speedup(b, lcs), "energy": en}
+                gate = (b.gateable_j / b.energy_j) if (b.gateable_j is not None and b.energy_j) else None
+                d.lcs[w] = {"speedup": speedup(b, lcs), "energy": en, "gateable": gate}
                 self._kernel_rows(d, w, b, lcs)
         for w in study:
             b = base.get(w)

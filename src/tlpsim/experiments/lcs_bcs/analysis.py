@@ -8,11 +8,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tlpsim.experiments.lcs_bcs.classify import classify, grid_limited, sweep_top
+from tlpsim.policies.cta.bcs import is_2d
 from tlpsim.report.metrics import geomean
 
 __all__ = ["Digest", "StudyData", "digest", "kernel_t_new", "speedup"]
 
 CLASSES = ("active", "idle", "mem_stall", "core_stall")
+GATED = ("rf_bank", "smem")   # energy structures whose static energy ideal gating (power.gate_unused) follows
 
 
 @dataclass
@@ -23,13 +25,14 @@ class Digest:
     cycles: int                         # sum over launches (sequential launches)
     makespan: int                       # first dispatch to last retirement (concurrent launches)
     n_sms: int
-    launches: list[dict]                # kernel, cycles, limit (CTAs/SM by occupancy), n_ctas, grid, plugins
+    launches: list[dict]                # kernel, cycles, limit (CTAs/SM by occupancy), n_ctas, grid, block, plugins
     classes: dict[str, int]             # SM-cycles per class, summed over SMs and launches
     l1_accesses: int
     l1_hits: int
     l2_accesses: int
     l2_hits: int
     energy_j: float | None
+    gateable_j: float | None = None     # static energy of the RF and shared memory (what ideal gating acts on)
 
     @property
     def l1_miss_rate(self) -> float:
@@ -41,8 +44,9 @@ class Digest:
 
     @property
     def two_d(self) -> bool:
-        return any(len(ln["grid"]) > 1 and (ln["grid"][1] > 1 or (len(ln["grid"]) > 2 and ln["grid"][2] > 1))
-                   for ln in self.launches)
+        """Some launch has 2D (or 3D) CTAs: BCS applies (§4.2: not to one-dimensional CTAs,
+        whatever the grid's shape)."""
+        return any(is_2d(tuple(ln.get("block") or (1,))) for ln in self.launches)
 
     def kernels(self) -> list[tuple[int, int]]:
         """(CTAs in the grid, occupancy limit) of every launch."""
@@ -78,13 +82,16 @@ def digest(record: dict) -> Digest:
     launches = []
     for k, s in enumerate(stats):
         grid = list(rows[k]["grid"]) if k < len(rows) else [1, 1, 1]
+        block = list(rows[k].get("block") or [1, 1, 1]) if k < len(rows) else [1, 1, 1]
         n = 1
         for g in grid:
             n *= int(g)
         launches.append({"kernel": s["kernel"], "cycles": s["cycles"], "limit": s["ctas_per_sm_limit"], "n_ctas": n,
-                         "grid": grid, "plugins": s.get("plugins") or {}})
+                         "grid": grid, "block": block, "plugins": s.get("plugins") or {}})
     classes = {c: sum(s["sm_cycles"].get(c, 0) for s in stats) for c in CLASSES}
     energy = [s["energy"]["total_j"] for s in stats if isinstance(s.get("energy"), dict)]
+    gate = [sum((s["energy"].get("static_j") or {}).get(x, 0.0) for x in GATED) for s in stats
+            if isinstance(s.get("energy"), dict)]
     n_sms = int(((record.get("config") or {}).get("gpu") or {}).get("n_sms", 1))
     return Digest(
         verified=bool(record.get("verified")), cycles=cycles, makespan=makespan, n_sms=n_sms, launches=launches,
@@ -93,7 +100,8 @@ def digest(record: dict) -> Digest:
         l1_hits=sum(sm["l1d_hits"] for s in stats for sm in s["per_sm"]),
         l2_accesses=sum(s["components"].get("l2_accesses", 0) for s in stats),
         l2_hits=sum(s["components"].get("l2_hits", 0) for s in stats),
-        energy_j=sum(energy) if len(energy) == len(stats) and stats else None)
+        energy_j=sum(energy) if len(energy) == len(stats) and stats else None,
+        gateable_j=sum(gate) if len(gate) == len(stats) and stats else None)
 
 
 def speedup(base: Digest | None, other: Digest | None, makespan: bool = False) -> float | None:
@@ -150,6 +158,7 @@ class StudyData:
 
     size: str = ""
     workloads: list[str] = field(default_factory=list)
+    study: list[str] = field(default_factory=list)   # the paper's stand-ins: averages are over these
     curves: dict[str, Curve] = field(default_factory=dict)              # Fig. 4-6
     kernels: list[dict] = field(default_factory=list)                   # Fig. 13: per kernel T_max, OPT, T_new
     lcs: dict[str, dict] = field(default_factory=dict)                  # Fig. 12, 14: per workload

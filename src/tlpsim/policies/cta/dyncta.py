@@ -1,22 +1,36 @@
 """DYNCTA: dynamic CTA scheduling (Kayiran et al., "Neither more nor less:
-optimizing thread-level parallelism for GPGPUs", PACT 2013), as Lee et al. (HPCA
-2014, §5.4) compare against it.
+optimizing thread-level parallelism for GPGPUs", PACT 2013: the DYNCTA algorithm), as
+Lee et al. (HPCA 2014, §5.4) compare against it.
 
-Each SM starts a kernel with n = max(1, T_max // 2) CTAs. At the end of every
-sampling period it reads two counters of that period: C_idle, the cycles the SM
-had no warp to issue (this model's IDLE cycle class: no warp available), and
-C_mem, the cycles its warps were stalled waiting on memory (the MEM_STALL class),
-and moves n by one:
+Each SM starts a kernel with n = max(1, T_max // 2) CTAs (Lee et al. §5.4). At the
+end of every sampling period it reads two counters of that period, as Kayiran et
+al. define them:
 
-    C_idle >= t_idle             -> n + 1   (not enough warps)
+- C_idle: cycles the SM had no warp to issue — none resident, or none able to issue
+  while none waits on memory or on a result in the pipeline (barriers, empty
+  instruction buffers, paused warps): this model's IDLE cycle class;
+- C_mem: cycles *all* its warps waited for data from memory (`SMWindow.
+  mem_wait_cycles`: nothing issued and every warp not paused waited on a load). Not
+  the MEM_STALL class, which counts a cycle as soon as *some* warp waits on memory
+  and nothing issues: on a streaming kernel that exceeds t_mem_high even at n = 1,
+  and drove n to its floor (blackscholes: 80.7k cycles against GTO's 35.4k).
+
+and moves n by one (their algorithm):
+
+    C_idle >= t_idle             -> n + 1   (not enough warps to hide latency)
     else C_mem < t_mem_low       -> n + 1   (memory lightly loaded)
     else C_mem > t_mem_high      -> n - 1   (memory congested)
 
 within [1, T_max]. New CTAs are dispatched while fewer than n are resident. When n
 falls below the CTAs resident, the most recently admitted ones are *paused*: their
 warps are held (never issued) until a CTA retires or n grows, and a paused CTA is
-resumed before any new CTA is dispatched (CTA pausing). The thresholds are the
-ones Kayiran et al. use (Lee et al.: "We used the same set of thresholds").
+resumed before any new CTA is dispatched (CTA pausing). The sampling period and
+thresholds are Kayiran et al.'s (their parameter table; Lee et al.: "We used the
+same set of thresholds that were used in [16]").
+
+On a latency-bound kernel the rule can lock n low: with few CTAs all warps wait on
+memory for much of a period, which reads as congestion (docs/experiments/lcs_bcs.md
+gives the numbers); that is the mechanism as published, not tuned here.
 """
 
 from __future__ import annotations
@@ -35,10 +49,12 @@ __all__ = ["DynCTA", "DynCTAParams", "next_n"]
 
 @dataclass(frozen=True)
 class DynCTAParams:
-    window_cycles: int = 2048   # sampling period (Kayiran et al.)
-    t_idle: int = 16            # idle cycles above which TLP is raised
-    t_mem_low: int = 128        # memory-wait cycles below which TLP is raised
-    t_mem_high: int = 384       # memory-wait cycles above which TLP is lowered
+    # Kayiran et al., PACT'13 (the DYNCTA algorithm and its table of parameters): the sampling
+    # period and the three thresholds, in core cycles of one period
+    window_cycles: int = 2048   # sampling period
+    t_idle: int = 16            # C_idle at or above which n grows (too few warps)
+    t_mem_low: int = 128        # C_mem below which n grows (memory lightly loaded)
+    t_mem_high: int = 384       # C_mem above which n shrinks (memory congested)
 
     def __post_init__(self) -> None:
         if self.window_cycles < 1 or self.t_mem_low > self.t_mem_high:
@@ -107,7 +123,7 @@ class DynCTA(RoundRobinCTAScheduler):
             k = s.sm
             if not self.n[k]:
                 continue
-            new = next_n(self.n[k], s.cycles.get("idle", 0), s.cycles.get("mem_stall", 0), self.t_max[k], p)
+            new = next_n(self.n[k], s.cycles.get("idle", 0), s.mem_wait_cycles, self.t_max[k], p)
             if new > self.n[k]:
                 self.counts.increments += 1
             elif new < self.n[k]:

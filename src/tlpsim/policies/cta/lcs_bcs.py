@@ -1,11 +1,12 @@
 """LCS and BCS combined (Lee et al., HPCA 2014, §4.3, Fig. 10).
 
-A 1D kernel runs under LCS: round robin up to T_max, then Eq. 1's T_new. A 2D
-kernel runs under BCS from its first CTA — Phase 1 dispatches consecutive CTA pairs
-— and Eq. 1 at the first retirement on an SM sets the T_new that bounds its BCS
-block slots from then on (T_new // 2 pairs). The warp scheduler is chosen by the
-configuration: the paper uses GTO for 1D and SCA for 2D workloads (SCA degenerates
-to greedy scheduling of single warps where no pair shares the SM).
+A kernel with 1D CTAs runs under LCS: round robin up to T_max, then Eq. 1's T_new.
+A kernel with 2D CTAs runs under BCS from its first CTA — Phase 1 dispatches
+consecutive CTA pairs — and Eq. 1 at the first retirement on an SM sets the T_new
+that bounds its BCS block slots from then on (T_new // 2 pairs, and a single CTA in
+the odd slot under BCS's default `odd_slot = "fill"`). The warp scheduler is chosen
+by the configuration: the paper uses GTO for 1D and SCA for 2D workloads (SCA
+degenerates to greedy scheduling of single warps where no pair shares the SM).
 """
 
 from __future__ import annotations
