@@ -1,5 +1,6 @@
 """CLI commands for whole CUDA programs: `tlpsim nvcc` (build a program against
-tlpsim's CUDA runtime) and `tlpsim exec` (run it on the simulator). See docs/exec.md."""
+tlpsim's CUDA runtime), `tlpsim toolkit` (a CUDA-shaped directory for Makefiles'
+CUDA_DIR) and `tlpsim exec` (run it on the simulator). See docs/exec.md."""
 
 from __future__ import annotations
 
@@ -39,6 +40,15 @@ def nvcc_cmd(args: tuple[str, ...]) -> None:
     sys.exit(_friendly(nvcc.main)(list(args)))
 
 
+@click.command("toolkit")
+def toolkit_cmd() -> None:
+    """Print the directory of a CUDA toolkit laid out as NVIDIA's (bin/nvcc, include, lib64)
+    that builds against tlpsim's runtime: `make CUDA_DIR=$(tlpsim toolkit)`."""
+    from tlpsim.cudart import toolkit_dir
+
+    click.echo(str(_friendly(toolkit_dir.ensure)()))
+
+
 @click.command("exec", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--mode", default="functional", show_default=True, type=click.Choice(["functional", "timing"]))
 @click.option("--config", "preset", default="gtx480", show_default=True,
@@ -68,4 +78,4 @@ def exec_cmd(mode: str, preset: str, overrides: tuple, plugins: tuple, run_dir: 
     sys.exit(_friendly(go)())
 
 
-COMMANDS = (nvcc_cmd, exec_cmd)
+COMMANDS = (nvcc_cmd, toolkit_cmd, exec_cmd)

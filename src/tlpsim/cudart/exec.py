@@ -28,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from tlpsim.cudart import toolkit_dir
 from tlpsim.cudart.build import SONAME, find_libpython, library
 from tlpsim.cudart.results import ExecParams, Outcome, build_record, console_summary, read_records, write_run
 from tlpsim.cudart.runtime import ENV_SETTINGS, Settings
@@ -120,7 +121,10 @@ def child_env(settings: Settings) -> dict[str, str]:
                           "loads into the program; use a Python built with --enable-shared (python.org, pyenv with "
                           "PYTHON_CONFIGURE_OPTS=--enable-shared, or Debian/Ubuntu's libpython3.X package)")
     env = dict(os.environ)
-    env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(lib.parent), env.get("LD_LIBRARY_PATH", "")) if p)
+    # the toolkit's lib64 holds libcuda.so.1, which programs linked `-lcuda` from `tlpsim toolkit` load
+    stub_dir = toolkit_dir.ROOT / "lib64"
+    dirs = (str(lib.parent), str(stub_dir) if stub_dir.is_dir() else "", env.get("LD_LIBRARY_PATH", ""))
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in dirs if p)
     env["TLPSIM_PYTHON"] = sys.executable
     env["TLPSIM_LIBPYTHON"] = libpython
     env[ENV_SETTINGS] = settings.to_env()
