@@ -58,7 +58,8 @@ def toolkit_cmd() -> None:
 @click.option("--run-dir", type=click.Path(file_okay=False), default=None,
               help="Run directory (timing mode default: runs/exec-PROGRAM-PRESET-HASH/).")
 @click.option("--device-memory", default="4GiB", show_default=True, help="Memory of the simulated device.")
-@click.option("--timeout", type=float, default=None, help="Kill the program after this many seconds.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Kill the program after this many seconds (> 0).")
 @click.option("--nvcc", "nvcc_options", multiple=True, metavar="OPTION",
               help="Extra nvcc option when exec compiles .cu sources (repeatable), e.g. --nvcc=-O3.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
