@@ -127,3 +127,21 @@ def test_legacy_program_reads_removed_fields_and_calls(legacy_build):
         "maxTexture1DLinear 134217728",
         "PASS"]
     assert "square  8x1x1  128x1x1" in r.stderr
+
+
+def test_another_cudas_include_dir_no_longer_shadows_cuda13(tmp_path):
+    """`-I` of CUDA 11.8's headers (the pinned cu11 runtime wheel) used to break the host
+    code (`macro "__cudaLaunch" requires 2 arguments`); it builds, and is named."""
+    from tlpsim.frontend.toolkit import nvidia_package_dirs
+
+    cu11 = next((d / "cuda_runtime" / "include" for d in nvidia_package_dirs()
+                 if (d / "cuda_runtime" / "include" / "cuda_runtime_api.h").is_file()), None)
+    if cu11 is None:
+        pytest.skip("the pinned nvidia-cuda-runtime-cu11 wheel is not installed")
+    src = tmp_path / "a.cu"
+    src.write_text("#include <cuda_runtime.h>\n__global__ void k(int *x) { x[threadIdx.x] = 1; }\n"
+                   "void run(int *d) { k<<<1, 32>>>(d); cudaThreadSynchronize(); }\n")
+    proc = subprocess.run([*TLPSIM, "nvcc", f"-I{cu11}", "-c", str(src), "-o", str(tmp_path / "a.o")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert f"tlpsim nvcc: -I{cu11} holds the headers of another CUDA toolkit (CUDA 11.8)" in proc.stderr
