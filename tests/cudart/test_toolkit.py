@@ -102,17 +102,17 @@ def legacy_build(tmp_path_factory):
     work = tmp_path_factory.mktemp("legacy") / "legacy"
     shutil.copytree(PROGRAMS / "legacy", work)
     root = subprocess.run([*TLPSIM, "toolkit"], capture_output=True, text=True, check=True).stdout.strip()
-    proc = subprocess.run(["make", f"CUDA_DIR={root}"], cwd=work, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(["make", f"CUDA_DIR={root}"], cwd=work, capture_output=True, text=True, timeout=600, check=False)
     return work, proc
 
 
 def test_rodinia_style_makefile_builds_unmodified(legacy_build):
-    work, proc = legacy_build
+    _, proc = legacy_build
     assert proc.returncode == 0, proc.stdout + proc.stderr
     warnings = [line for line in proc.stderr.splitlines() if line.startswith("tlpsim nvcc:")]
-    assert warnings == ["tlpsim nvcc: sm_20 is older than CUDA 13.5 can compile for (sm_75 and newer); compiling "
-                        "for sm_80 / compute_80 instead, the architecture tlpsim executes"]
-    assert re.search(r"^gcc .* -lcuda -lcudart -lm$", proc.stdout, re.M)  # linked by gcc, not nvcc
+    assert warnings == [("tlpsim nvcc: sm_20 is older than CUDA 13.5 can compile for (sm_75 and newer); compiling "
+                         "for sm_80 / compute_80 instead, the architecture tlpsim executes")]
+    assert re.search(r"^gcc .* -lcuda -lcudart -lm$", proc.stdout, re.MULTILINE)  # linked by gcc, not nvcc
 
 
 def test_legacy_program_reads_removed_fields_and_calls(legacy_build):
@@ -142,6 +142,6 @@ def test_another_cudas_include_dir_no_longer_shadows_cuda13(tmp_path):
     src.write_text("#include <cuda_runtime.h>\n__global__ void k(int *x) { x[threadIdx.x] = 1; }\n"
                    "void run(int *d) { k<<<1, 32>>>(d); cudaThreadSynchronize(); }\n")
     proc = subprocess.run([*TLPSIM, "nvcc", f"-I{cu11}", "-c", str(src), "-o", str(tmp_path / "a.o")],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr
     assert f"tlpsim nvcc: -I{cu11} holds the headers of another CUDA toolkit (CUDA 11.8)" in proc.stderr

@@ -198,12 +198,11 @@ def command(args: list[str]) -> list[str]:
 
 
 def main(args: list[str]) -> int:
+    from tlpsim.cudart import toolkit_dir
     from tlpsim.frontend.toolkit import check_host_compiler, find_toolkit, subprocess_env
 
     env = subprocess_env()
     check_host_compiler(env)
-    from tlpsim.cudart import toolkit_dir
-
     static = [v for v in _option_values(args, _CUDART_OPTS) if v != "shared"]
     if static:
         sys.stderr.write(f"tlpsim nvcc: -cudart {static[0]} replaced by -cudart shared (the program must load "

@@ -48,7 +48,7 @@ STAMP = "tlpsim-toolkit.json"
 COMPAT_FIELDS = ("clockRate", "deviceOverlap", "kernelExecTimeoutEnabled", "computeMode", "maxTexture1DLinear",
                  "memoryClockRate", "cooperativeMultiDeviceLaunch", "singleToDoublePrecisionPerfRatio")
 
-_PROP_STRUCT = re.compile(r"struct\s+__device_builtin__\s+cudaDeviceProp\s*\{(.*?)\n\};", re.S)
+_PROP_STRUCT = re.compile(r"struct\s+__device_builtin__\s+cudaDeviceProp\s*\{(.*?)\n\};", re.DOTALL)
 _RESERVED = re.compile(r"\bint(\s+)reserved\[(\d+)\];")
 _API_GUARD_END = "#endif /* !__CUDA_RUNTIME_API_H__ */"
 
