@@ -60,11 +60,14 @@ def toolkit_cmd() -> None:
 @click.option("--device-memory", default="4GiB", show_default=True, help="Memory of the simulated device.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Kill the program after this many seconds (> 0).")
+@click.option("--oob-reads", type=click.Choice(["error", "zero"]), default="error", show_default=True,
+              help="Global loads outside every allocation: an illegal-address fault (as tlpsim checks), or read "
+                   "0 and counted (what a GPU often tolerates, e.g. srad_v2 reading one row before its array).")
 @click.option("--nvcc", "nvcc_options", multiple=True, metavar="OPTION",
               help="Extra nvcc option when exec compiles .cu sources (repeatable), e.g. --nvcc=-O3.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def exec_cmd(mode: str, preset: str, overrides: tuple, plugins: tuple, run_dir: str | None, device_memory: str,
-             timeout: float | None, nvcc_options: tuple, command: tuple) -> None:
+             timeout: float | None, oob_reads: str, nvcc_options: tuple, command: tuple) -> None:
     """Run an unmodified CUDA program on the simulator: `tlpsim exec [options] -- ./prog
     args`, or `tlpsim exec prog.cu -- args` to compile and run. Every kernel launch
     executes on the simulator; in timing mode each is simulated and recorded."""
@@ -74,7 +77,7 @@ def exec_cmd(mode: str, preset: str, overrides: tuple, plugins: tuple, run_dir: 
     def go() -> int:
         return run(list(command), mode=mode, preset=preset, overrides=dict(parse_override(o) for o in overrides),
                    plugins=list(plugins), run_dir=run_dir, device_memory=parse_size(device_memory), timeout=timeout,
-                   nvcc_options=list(nvcc_options), echo=lambda m: click.echo(m, err=True))
+                   nvcc_options=list(nvcc_options), echo=lambda m: click.echo(m, err=True), oob_reads=oob_reads)
 
     sys.exit(_friendly(go)())
 

@@ -137,3 +137,16 @@ def test_a_repeated_failing_call_is_diagnosed_once_and_counted_at_exit(runs):
     lines = [ln for ln in runs["error_api"].stderr.splitlines() if "2048" in ln]
     assert len(lines) == 2, lines
     assert lines[1] == lines[0] + " (repeated 4 times in all)"
+
+
+def test_out_of_bounds_read_faults_by_default_and_reads_zero_when_asked(binaries):
+    """srad_v2's pattern (issue 28): a load before its array. tlpsim is stricter than a GPU by
+    default, and its diagnostic names the option that relaxes it."""
+    strict = run_exec(binaries["oob_read"])
+    assert strict.returncode == 1
+    assert strict.stdout.splitlines() == ["kernel failed: cudaErrorIllegalAddress"]
+    assert "--oob-reads zero" in strict.stderr
+    lenient = run_exec("--oob-reads", "zero", binaries["oob_read"])
+    assert lenient.returncode == 0, lenient.stderr
+    assert lenient.stdout.splitlines() == ["out[0] = 0, out[1..63] = in[0..62]: PASS"]
+    assert "1 lane load(s) outside every allocation read 0 (--oob-reads zero), in 1 launch(es)" in lenient.stderr

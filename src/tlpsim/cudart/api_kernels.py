@@ -119,6 +119,8 @@ def launch_kernel(rt, a):
     row.update(warp_instructions=rec.warp_instructions,
                thread_instructions=rec.thread_instructions, wall_seconds=round(time.perf_counter() - t0, 4),
                from_cache=rec.from_cache)
+    if rec.oob_reads is not None:  # --oob-reads zero
+        row["oob_reads"] = rec.oob_reads
     rt.clock.launched(rec, rec.stream, row)
 
 

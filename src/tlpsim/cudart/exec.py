@@ -149,7 +149,7 @@ def describe_exit(returncode: int) -> dict:
 
 
 def run(command: list[str], *, mode: str, preset: str, overrides: dict, plugins: list[str], run_dir: str | None,
-        device_memory: int, timeout: float | None, nvcc_options: list[str], echo) -> int:
+        device_memory: int, timeout: float | None, nvcc_options: list[str], echo, oob_reads: str = "error") -> int:
     from tlpsim.config.loader import load_config
     from tlpsim.policies.external import activate
     from tlpsim.report.rundir import check_new
@@ -165,7 +165,8 @@ def run(command: list[str], *, mode: str, preset: str, overrides: dict, plugins:
     check_binary(program)
     plugins = [lp.spec for lp in activate(plugins)]  # the program's process loads the same files
     config = load_config(preset, overrides)  # a bad preset or --set fails here, before the program runs
-    params = ExecParams(Path(program).name, [program, *rest[1:]], preset, overrides, mode, list(plugins))
+    params = ExecParams(Path(program).name, [program, *rest[1:]], preset, overrides, mode, list(plugins),
+                        oob_reads=oob_reads)
     out = None
     if run_dir is not None:
         check_new(run_dir)
@@ -178,7 +179,7 @@ def run(command: list[str], *, mode: str, preset: str, overrides: dict, plugins:
     out_dir = out if out is not None else Path(scratch.name)
     out_dir.mkdir(parents=True, exist_ok=True)
     settings = Settings(mode=mode, preset=preset, overrides=overrides, plugins=list(plugins),
-                        out_dir=str(out_dir.resolve()), device_memory=device_memory)
+                        out_dir=str(out_dir.resolve()), device_memory=device_memory, oob_reads=oob_reads)
     env = child_env(settings)
     t0 = time.perf_counter()
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the program's to handle

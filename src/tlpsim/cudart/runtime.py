@@ -71,6 +71,7 @@ class Settings:
     out_dir: str | None = None        # launches.jsonl, summary.json, ptx/
     device_memory: int = 4 << 30
     budget: int | None = None
+    oob_reads: str = "error"          # "zero": global loads outside every allocation read 0 (counted)
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -135,7 +136,7 @@ class Runtime:
         kwargs = {"budget": settings.budget} if settings.budget is not None else {}
         self.device = tlpsim.Device(mode=settings.mode, config=self.config if timing else None, trace=timing,
                                     arch=self.config.gpu.arch, maxrregcount=self.config.gpu.maxrregcount,
-                                    toolchain="cuda13", **kwargs)  # whole programs: nvcc 13.5 (gpu.arch)
+                                    toolchain="cuda13", oob_reads=settings.oob_reads, **kwargs)  # whole programs: nvcc 13.5 (gpu.arch)
         self.window = DeviceWindow(settings.device_memory)
         memory = DeviceMemory(window=self.window.view)
         memory.host_write_hooks = self.device.memory.host_write_hooks  # e.g. the timing model's L2 fills
