@@ -83,6 +83,7 @@ def test_toolkit_is_laid_out_as_cudas():
     assert "-lstdc++" in (lib / "libcudart.so").read_text()
     assert (lib / "libcudart.so.13").resolve() == toolkit_dir.library().resolve()
     assert (lib / "libcuda.so").resolve() == (lib / "libcuda.so.1").resolve()
+    assert (lib / "stubs" / "libcuda.so").resolve() == (lib / "libcuda.so.1").resolve()
     assert (root / "lib").resolve() == lib.resolve()
     assert toolkit_dir.ensure() == root  # current: not made again
     assert not list(root.parent.glob(".toolkit-*"))
@@ -115,9 +116,10 @@ def test_rodinia_style_makefile_builds_unmodified(legacy_build):
     assert re.search(r"^gcc .* -lcuda -lcudart -lm$", proc.stdout, re.MULTILINE)  # linked by gcc, not nvcc
 
 
-def test_legacy_program_reads_removed_fields_and_calls(legacy_build):
+@pytest.mark.parametrize("binary", ["legacy", "legacy_nvcc"])  # linked by gcc; by nvcc with -lcuda and no -L
+def test_legacy_program_reads_removed_fields_and_calls(legacy_build, binary):
     work, _ = legacy_build
-    r = run_exec("--", "./legacy", cwd=work)
+    r = run_exec("--", f"./{binary}", cwd=work)
     assert r.returncode == 0, r.stdout + r.stderr
     a = attributes(load_config("gtx480"))
     assert r.stdout.splitlines() == [

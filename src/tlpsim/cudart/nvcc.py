@@ -14,6 +14,8 @@ The user's options pass through unchanged; tlpsim adds
   reported);
 * architectures older than the pinned nvcc can target (-arch=sm_20, compute_13, the
   old --gpu-name) are replaced by sm_80 / compute_80, with one warning;
+* `-L` for the toolkit's lib64, so `-lcuda` links its stub (nvcc finds NVIDIA's in
+  lib64/stubs);
 * `-I` for the pinned header-only wheels (nvidia-cuda-profiler-api's
   cuda_profiler_api.h) when they are not in the toolkit's own include folder
   (they install into the same nvidia/cu13/include, unless TLPSIM_CUDA_HOME
@@ -194,7 +196,9 @@ def command(args: list[str]) -> list[str]:
     if not any(a.split("=")[0] in _NO_COMPRESS for a in args):
         extra.append("--no-compress")
     includes = [f"-I{d}" for d in extra_include_dirs(toolkit.include_dir)]
-    return [nvcc, *extra, *with_ptx(user), *includes, f"-L{libdir}", "-Xlinker", f"-rpath={libdir}"]
+    # the toolkit's lib64 last: `-lcuda` finds its stub, as nvcc finds NVIDIA's in lib64/stubs
+    stubs = f"-L{toolkit_dir.lib_dir()}"
+    return [nvcc, *extra, *with_ptx(user), *includes, f"-L{libdir}", stubs, "-Xlinker", f"-rpath={libdir}"]
 
 
 def main(args: list[str]) -> int:

@@ -10,7 +10,8 @@ take one (`make CUDA_DIR=$(tlpsim toolkit)`).
                       reserved array after the fields CUDA 13 removed (clockRate, ...)
     lib64/ (and lib)  libcudart.so: a linker script naming tlpsim's libcudart.so.13 and
                       libstdc++ (nvcc 13's host code needs it when a Makefile links
-                      with gcc); libcuda.so: a stub for `-lcuda` (compat/libcuda_stub.c)
+                      with gcc); libcuda.so (also in stubs/): a stub for `-lcuda`
+                      (compat/libcuda_stub.c)
 
 Why compat headers rather than a CUDA 12 toolchain: one compiler and one runtime ABI
 (CUDA 12's cudaDeviceProp has another layout, and its programs would call CUDA 12's
@@ -127,6 +128,8 @@ def _make(root: Path, include: Path, bin_dir: Path, runtime: Path, digest: str) 
     if proc.returncode != 0:
         raise ToolkitDirError(f"building the toolkit's libcuda.so stub failed:\n{proc.stdout}{proc.stderr}")
     (lib / "libcuda.so").symlink_to("libcuda.so.1")
+    (lib / "stubs").mkdir()  # where NVIDIA's toolkits keep their libcuda.so for linking
+    (lib / "stubs" / "libcuda.so").symlink_to("../libcuda.so.1")
     (root / STAMP).write_text(json.dumps({"digest": digest, "headers": str(include), "tools": str(bin_dir),
                                           "runtime": str(runtime)}, indent=1) + "\n")
 
