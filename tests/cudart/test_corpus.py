@@ -14,7 +14,7 @@ from .conftest import BUILDS, PROGRAMS, run_exec
 
 PASSING = ["vector_add", "multi_kernel", "constant_memory", "dynamic_shared", "streams_events", "templates",
            "separate", "separate_rdc", "illegal_address", "device_query", "managed_memory", "printf_kernel", "matrix_mul",
-           "pitched_copies", "error_api", "histogram_atomics", "profiler_async"]
+           "pitched_copies", "error_api", "histogram_atomics", "profiler_async", "launch_bounds"]
 FAILING = ["device_assert", "unsupported_call", "crash"]
 
 
@@ -150,3 +150,10 @@ def test_out_of_bounds_read_faults_by_default_and_reads_zero_when_asked(binaries
     assert lenient.returncode == 0, lenient.stderr
     assert lenient.stdout.splitlines() == ["out[0] = 0, out[1..63] = in[0..62]: PASS"]
     assert "1 lane load(s) outside every allocation read 0 (--oob-reads zero), in 1 launch(es)" in lenient.stderr
+
+
+def test_launch_exceeding_launch_bounds_fails_as_on_a_gpu(runs):
+    r = runs["launch_bounds"]
+    assert r.stdout.splitlines() == ["maxThreadsPerBlock 128", "256 threads: cudaErrorLaunchOutOfResources", "PASS"]
+    assert ("tlpsim: cudaLaunchKernel: kernel fill: block (256, 1, 1) (256 threads) exceeds its __launch_bounds__ "
+            "(.maxntid 128 threads)") in r.stderr
