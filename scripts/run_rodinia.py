@@ -111,6 +111,11 @@ def generate_inputs(work: Path) -> None:
     (data / "hotspot").mkdir(exist_ok=True)
     for name, lo, hi in (("temp_64", 320.0, 340.0), ("power_64", 0.0, 0.001)):
         (data / "hotspot" / name).write_text("".join(f"{rng.uniform(lo, hi):.6f}\n" for _ in range(64 * 64)))
+    # b+tree: "N" then N keys; commands k (point queries) and j (range queries: count, range size)
+    (data / "b+tree").mkdir(exist_ok=True)
+    keys = rng.sample(range(1, 100_000), 2000)
+    (data / "b+tree" / "mil.txt").write_text(f"{len(keys)}\n" + "".join(f"{k}\n" for k in keys))
+    (data / "b+tree" / "command.txt").write_text("k 64\nj 64 32\n")
     # srad_v1 reads ../../../data/srad/image.pgm (a 458x502 grey image) from its folder
     (data / "srad").mkdir(exist_ok=True)
     rows = [" ".join(str(rng.randint(0, 255)) for _ in range(458)) for _ in range(502)]
@@ -164,8 +169,10 @@ def run(cmd: list[str], cwd: Path, env: dict, timeout: float) -> tuple[int, str,
 
 
 def last_error(text: str) -> str:
-    lines = [ln.strip() for ln in text.splitlines() if "error" in ln.lower() or "tlpsim" in ln]
-    return (lines[0] if lines else (text.strip().splitlines() or ["?"])[-1])[:110].replace("|", "/")
+    """The first line that reports an error (tlpsim nvcc's architecture warning is not one)."""
+    lines = [ln.strip() for ln in text.splitlines() if not ln.startswith("tlpsim nvcc:")]
+    errors = [ln for ln in lines if "error" in ln.lower()] or [ln for ln in lines if ln.startswith("tlpsim")]
+    return (errors[0] if errors else (lines or ["?"])[-1])[:110].replace("|", "/")
 
 
 def main() -> int:
