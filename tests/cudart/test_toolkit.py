@@ -147,3 +147,15 @@ def test_another_cudas_include_dir_no_longer_shadows_cuda13(tmp_path):
                           capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr
     assert f"tlpsim nvcc: -I{cu11} holds the headers of another CUDA toolkit (CUDA 11.8)" in proc.stderr
+
+
+def test_toolkit_is_made_again_when_stale(tmp_path):
+    root = tmp_path / "toolkit"
+    assert toolkit_dir.ensure(root) == root
+    stamp = (root / toolkit_dir.STAMP).read_text()
+    (root / toolkit_dir.STAMP).write_text(stamp.replace('"digest": "', '"digest": "old'))
+    (root / "include" / "driver_types.h").unlink()
+    assert toolkit_dir.ensure(root) == root
+    assert (root / toolkit_dir.STAMP).read_text() == stamp
+    assert "clockRate" in (root / "include" / "driver_types.h").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["toolkit"]

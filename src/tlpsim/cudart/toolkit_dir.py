@@ -134,6 +134,13 @@ def _make(root: Path, include: Path, bin_dir: Path, runtime: Path, digest: str) 
                                           "runtime": str(runtime)}, indent=1) + "\n")
 
 
+def _current(root: Path, digest: str) -> bool:
+    try:
+        return json.loads((root / STAMP).read_text()).get("digest") == digest
+    except (OSError, ValueError):
+        return False
+
+
 def ensure(root: Path = ROOT) -> Path:
     """The toolkit directory, made (again) when it is missing or stale."""
     from tlpsim.frontend.toolkit import find_toolkit
@@ -141,16 +148,15 @@ def ensure(root: Path = ROOT) -> Path:
     tk = find_toolkit()
     runtime = library()
     digest = _digest(tk.include_dir, tk.bin_dir, runtime)
-    try:
-        if json.loads((root / STAMP).read_text()).get("digest") == digest:
-            return root
-    except (OSError, ValueError):
-        pass
+    if _current(root, digest):
+        return root
     root.parent.mkdir(parents=True, exist_ok=True)
     # made aside and renamed into place, so parallel builds (make -j) never see half a toolkit
     tmp = Path(tempfile.mkdtemp(prefix=".toolkit-", dir=root.parent))
     try:
         _make(tmp / "t", tk.include_dir, tk.bin_dir, runtime, digest)
+        if _current(root, digest):
+            return root  # another process (make -j) put the same toolkit in place meanwhile
         if root.exists():
             old = Path(tempfile.mkdtemp(prefix=".toolkit-old-", dir=root.parent))
             try:
