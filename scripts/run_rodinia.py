@@ -25,6 +25,7 @@ import math
 import os
 import random
 import shutil
+import struct
 import subprocess
 import sys
 import time
@@ -51,7 +52,7 @@ PROGRAMS = [
     Program("backprop", "backprop", ".", ["./backprop", "1024"]),
     Program("bfs", "bfs", ".", ["./bfs.out", "{work}/data/bfs/graph512.txt"], check="bfs"),
     Program("cfd", "cfd", ".", ["./euler3d", "{work}/data/cfd/fvcorr.domn.097K"]),
-    Program("dwt2d", "dwt2d", ".", ["./dwt2d", "{work}/data/dwt2d/64.bmp", "-d", "64x64", "-f", "-5", "-l", "3"]),
+    Program("dwt2d", "dwt2d", ".", ["./dwt2d", "64.bmp", "-d", "64x64", "-f", "-5", "-l", "3"]),
     Program("gaussian", "gaussian", ".", ["./gaussian", "-s", "16"]),
     Program("heartwall", "heartwall", ".", ["./heartwall", "{work}/data/heartwall/test.avi", "1"]),
     Program("hotspot", "hotspot", ".", ["./hotspot", "64", "2", "2", "{work}/data/hotspot/temp_64",
@@ -116,6 +117,12 @@ def generate_inputs(work: Path) -> None:
     keys = rng.sample(range(1, 100_000), 2000)
     (data / "b+tree" / "mil.txt").write_text(f"{len(keys)}\n" + "".join(f"{k}\n" for k in keys))
     (data / "b+tree" / "command.txt").write_text("k 64\nj 64 32\n")
+    # dwt2d: a 64x64 24-bit BMP (it reads ../../data/dwt2d/NAME)
+    (data / "dwt2d").mkdir(exist_ok=True)
+    pixels = bytes(rng.randrange(256) for _ in range(64 * 64 * 3))
+    header = b"BM" + struct.pack("<IHHI", 54 + len(pixels), 0, 0, 54) \
+        + struct.pack("<IiiHHIIiiII", 40, 64, 64, 1, 24, 0, len(pixels), 2835, 2835, 0, 0)
+    (data / "dwt2d" / "64.bmp").write_bytes(header + pixels)
     # srad_v1 reads ../../../data/srad/image.pgm (a 458x502 grey image) from its folder
     (data / "srad").mkdir(exist_ok=True)
     rows = [" ".join(str(rng.randint(0, 255)) for _ in range(458)) for _ in range(502)]
