@@ -63,6 +63,9 @@ def test_device_printf_is_flushed_at_synchronisation(runs):
 
 
 def test_illegal_address_is_reported_by_the_next_call_and_diagnosed(runs):
+    """Stricter than a GPU (docs/exec.md): a store a few elements past an allocation is
+    undefined in CUDA, and a real H200 ran it without a fault (issue 28); tlpsim checks
+    every access against the allocations and reports it, as a GPU does for unmapped pages."""
     r = runs["illegal_address"]
     assert "synchronize: cudaErrorIllegalAddress (an illegal memory access was encountered)" in r.stdout
     assert "launch: cudaSuccess" in r.stdout
@@ -83,6 +86,7 @@ def test_failed_device_assert_exits_through_the_programs_check(runs):
 
 
 def test_unsupported_call_names_the_call_and_fails(runs):
+    """A limitation of tlpsim, not CUDA's behaviour: on a GPU cudaGraphCreate succeeds."""
     r = runs["unsupported_call"]
     assert r.returncode == 1
     assert "tlpsim: cudaGraphCreate is not supported by tlpsim's CUDA runtime; it returns cudaErrorNotSupported" \
