@@ -161,3 +161,18 @@ def test_launch_exceeding_launch_bounds_fails_as_on_a_gpu(runs):
     assert r.stdout.splitlines() == ["maxThreadsPerBlock 128", "256 threads: cudaErrorLaunchOutOfResources", "PASS"]
     assert ("tlpsim: cudaLaunchKernel: kernel fill: block (256, 1, 1) (256 threads) exceeds its __launch_bounds__ "
             "(.maxntid 128 threads)") in r.stderr
+
+
+def test_trace_api_names_every_call_and_its_result(binaries):
+    import os
+    import subprocess
+
+    from .conftest import TLPSIM
+
+    env = dict(os.environ, TLPSIM_TRACE_API="1")
+    proc = subprocess.run([*TLPSIM, "exec", str(binaries["error_api"])], capture_output=True, text=True,
+                          timeout=600, env=env, check=False)
+    calls = [ln for ln in proc.stderr.splitlines() if ln.startswith("tlpsim: api ")]
+    assert calls[0].startswith("tlpsim: api __cudaRegisterFatBinary(0x")
+    assert any(ln.startswith("tlpsim: api cudaStreamSynchronize(0x1234")
+               and ln.endswith(") -> cudaErrorInvalidResourceHandle") for ln in calls), calls

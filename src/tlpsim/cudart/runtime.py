@@ -128,6 +128,8 @@ class Runtime:
 
         self.settings = settings
         self.write_stream = write_stream
+        # TLPSIM_TRACE_API=1: every call the Python runtime handles, its argument words and result, on stderr
+        self.trace_api = os.environ.get("TLPSIM_TRACE_API", "").strip() not in ("", "0")
         from tlpsim.policies.external import activate
 
         activate(settings.plugins)  # before the config names them
@@ -187,6 +189,9 @@ class Runtime:
                       + "".join(traceback.format_exc(limit=-4)) + "(please report it)")
         if code and handler.sets_last and not self.sticky:
             self.last_error = code
+        if self.trace_api:
+            shown = ", ".join(hex(a) for a in args)
+            self.diag(f"api {name.decode()}({shown}) -> {E.name_of(code) if code else 'cudaSuccess'}")
         return code
 
     def unsupported_call(self, name: str) -> int:
