@@ -1,5 +1,6 @@
 """CLI commands for whole CUDA programs: `tlpsim nvcc` (build a program against
-tlpsim's CUDA runtime) and `tlpsim exec` (run it on the simulator). See docs/exec.md."""
+tlpsim's CUDA runtime), `tlpsim toolkit` (a CUDA-shaped directory for Makefiles'
+CUDA_DIR) and `tlpsim exec` (run it on the simulator). See docs/exec.md."""
 
 from __future__ import annotations
 
@@ -39,6 +40,15 @@ def nvcc_cmd(args: tuple[str, ...]) -> None:
     sys.exit(_friendly(nvcc.main)(list(args)))
 
 
+@click.command("toolkit")
+def toolkit_cmd() -> None:
+    """Print the directory of a CUDA toolkit laid out as NVIDIA's (bin/nvcc, include, lib64)
+    that builds against tlpsim's runtime: `make CUDA_DIR=$(tlpsim toolkit)`."""
+    from tlpsim.cudart import toolkit_dir
+
+    click.echo(str(_friendly(toolkit_dir.ensure)()))
+
+
 @click.command("exec", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--mode", default="functional", show_default=True, type=click.Choice(["functional", "timing"]))
 @click.option("--config", "preset", default="gtx480", show_default=True,
@@ -48,12 +58,16 @@ def nvcc_cmd(args: tuple[str, ...]) -> None:
 @click.option("--run-dir", type=click.Path(file_okay=False), default=None,
               help="Run directory (timing mode default: runs/exec-PROGRAM-PRESET-HASH/).")
 @click.option("--device-memory", default="4GiB", show_default=True, help="Memory of the simulated device.")
-@click.option("--timeout", type=float, default=None, help="Kill the program after this many seconds.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Kill the program after this many seconds (> 0).")
+@click.option("--oob-reads", type=click.Choice(["error", "zero"]), default="error", show_default=True,
+              help="Global loads outside every allocation: an illegal-address fault (as tlpsim checks), or read "
+                   "0 and counted (what a GPU often tolerates, e.g. srad_v2 reading one row before its array).")
 @click.option("--nvcc", "nvcc_options", multiple=True, metavar="OPTION",
               help="Extra nvcc option when exec compiles .cu sources (repeatable), e.g. --nvcc=-O3.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def exec_cmd(mode: str, preset: str, overrides: tuple, plugins: tuple, run_dir: str | None, device_memory: str,
-             timeout: float | None, nvcc_options: tuple, command: tuple) -> None:
+             timeout: float | None, oob_reads: str, nvcc_options: tuple, command: tuple) -> None:
     """Run an unmodified CUDA program on the simulator: `tlpsim exec [options] -- ./prog
     args`, or `tlpsim exec prog.cu -- args` to compile and run. Every kernel launch
     executes on the simulator; in timing mode each is simulated and recorded."""
@@ -63,9 +77,9 @@ def exec_cmd(mode: str, preset: str, overrides: tuple, plugins: tuple, run_dir: 
     def go() -> int:
         return run(list(command), mode=mode, preset=preset, overrides=parse_overrides(overrides),
                    plugins=list(plugins), run_dir=run_dir, device_memory=parse_size(device_memory), timeout=timeout,
-                   nvcc_options=list(nvcc_options), echo=lambda m: click.echo(m, err=True))
+                   nvcc_options=list(nvcc_options), echo=lambda m: click.echo(m, err=True), oob_reads=oob_reads)
 
     sys.exit(_friendly(go)())
 
 
-COMMANDS = (nvcc_cmd, exec_cmd)
+COMMANDS = (nvcc_cmd, toolkit_cmd, exec_cmd)

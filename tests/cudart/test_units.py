@@ -190,3 +190,43 @@ def test_tlpsim_nvcc_finds_the_profiler_api_header(tmp_path):
     (found,) = extra_include_dirs(tmp_path)  # a toolkit without the header
     assert (tmp_path.__class__(found) / "cuda_profiler_api.h").is_file()
     assert extra_include_dirs(tmp_path.__class__(found)) == []
+
+
+def test_cache_files_written_by_concurrent_host_threads(tmp_path):
+    """Issue 28: host threads of one program (simpleCallback) wrote the same resources file
+    through one temporary name (the process id) and one rename removed the other's file."""
+    import threading
+
+    from tlpsim.cudart.modules import write_atomically
+
+    path = tmp_path / "abc.json"
+    texts = [f'{{"thread": {k}}}' * 200 for k in range(8)]
+    barrier, errors = threading.Barrier(len(texts)), []
+
+    def writer(text):
+        barrier.wait()
+        try:
+            for _ in range(25):
+                write_atomically(path, text)
+        except Exception as exc:  # noqa: BLE001 - the test reports whatever a writer hit
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(t,)) for t in texts]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert path.read_text() in texts
+    assert [p.name for p in tmp_path.iterdir()] == ["abc.json"]
+
+
+@pytest.mark.parametrize("value", ["-1", "0"])
+def test_exec_timeout_must_be_positive(value):
+    from click.testing import CliRunner
+
+    from tlpsim.cli_exec import exec_cmd
+
+    result = CliRunner().invoke(exec_cmd, ["--timeout", value, "--", "./prog"])
+    assert result.exit_code == 2
+    assert f"Invalid value for '--timeout': {float(value)} is not in the range x>0" in result.output

@@ -53,6 +53,17 @@ def register_var(rt, a):
 # ------------------------------------------------------------------ launches
 
 
+def launch_bound(kernel) -> int | None:
+    """The most threads a block of `kernel` may have by its `__launch_bounds__` (PTX `.maxntid`)."""
+    dims = kernel.directives.get("maxntid")
+    if not dims:
+        return None
+    out = 1
+    for d in dims:
+        out *= d
+    return out
+
+
 def _check_config(rt, entry: KernelEntry, kernel, grid, block, dyn_smem: int, res) -> None:
     from tlpsim.cudart.props import attributes
 
@@ -66,6 +77,10 @@ def _check_config(rt, entry: KernelEntry, kernel, grid, block, dyn_smem: int, re
     if min(grid) < 1 or grid[0] > lim["MaxGridDimX"] or grid[1] > lim["MaxGridDimY"] or grid[2] > lim["MaxGridDimZ"]:
         raise E.CudaError(E.INVALID_CONFIGURATION, f"kernel {name}: grid {grid} is outside the limits "
                                                    "(1..2^31-1 x 1..65535 x 1..65535)")
+    bound = launch_bound(kernel)
+    if bound is not None and threads > bound:  # as on a GPU: the launch fails, nothing runs
+        raise E.CudaError(E.OUT_OF_RESOURCES, f"kernel {name}: block {block} ({threads} threads) exceeds its "
+                                              f"__launch_bounds__ (.maxntid {bound} threads)")
     static = res.shared_bytes if res is not None else 0
     allowed = entry.max_dynamic_smem if entry.max_dynamic_smem is not None \
         else lim["MaxSharedMemoryPerBlock"] - static
@@ -119,6 +134,8 @@ def launch_kernel(rt, a):
     row.update(warp_instructions=rec.warp_instructions,
                thread_instructions=rec.thread_instructions, wall_seconds=round(time.perf_counter() - t0, 4),
                from_cache=rec.from_cache)
+    if rec.oob_reads is not None:  # --oob-reads zero
+        row["oob_reads"] = rec.oob_reads
     rt.clock.launched(rec, rec.stream, row)
 
 
@@ -138,6 +155,9 @@ def func_get_attributes(rt, a):
     threads = 1024
     if res.registers:
         threads = min(1024, lim["MaxRegistersPerBlock"] // res.registers // 32 * 32)
+    bound = launch_bound(program.kernel(entry.name))
+    if bound is not None:
+        threads = min(threads, bound)
     version = program.module.version or "0.0"
     major, minor = (int(x) for x in version.split(".")[:2])
     arch = int((program.module.arch or "sm_80").split("_")[1].rstrip("af"))

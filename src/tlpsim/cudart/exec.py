@@ -28,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from tlpsim.cudart import toolkit_dir
 from tlpsim.cudart.build import SONAME, find_libpython, library
 from tlpsim.cudart.results import ExecParams, Outcome, build_record, console_summary, read_records, write_run
 from tlpsim.cudart.runtime import ENV_SETTINGS, Settings
@@ -120,7 +121,10 @@ def child_env(settings: Settings) -> dict[str, str]:
                           "loads into the program; use a Python built with --enable-shared (python.org, pyenv with "
                           "PYTHON_CONFIGURE_OPTS=--enable-shared, or Debian/Ubuntu's libpython3.X package)")
     env = dict(os.environ)
-    env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(lib.parent), env.get("LD_LIBRARY_PATH", "")) if p)
+    # the toolkit's lib64 holds libcuda.so.1, which programs linked `-lcuda` from `tlpsim toolkit` load
+    stub_dir = toolkit_dir.ROOT / "lib64"
+    dirs = (str(lib.parent), str(stub_dir) if stub_dir.is_dir() else "", env.get("LD_LIBRARY_PATH", ""))
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in dirs if p)
     env["TLPSIM_PYTHON"] = sys.executable
     env["TLPSIM_LIBPYTHON"] = libpython
     env[ENV_SETTINGS] = settings.to_env()
@@ -145,7 +149,7 @@ def describe_exit(returncode: int) -> dict:
 
 
 def run(command: list[str], *, mode: str, preset: str, overrides: dict, plugins: list[str], run_dir: str | None,
-        device_memory: int, timeout: float | None, nvcc_options: list[str], echo) -> int:
+        device_memory: int, timeout: float | None, nvcc_options: list[str], echo, oob_reads: str = "error") -> int:
     from tlpsim.config.loader import load_config
     from tlpsim.policies.external import activate
     from tlpsim.report.rundir import check_new
@@ -161,7 +165,8 @@ def run(command: list[str], *, mode: str, preset: str, overrides: dict, plugins:
     check_binary(program)
     plugins = [lp.spec for lp in activate(plugins)]  # the program's process loads the same files
     config = load_config(preset, overrides)  # a bad preset or --set fails here, before the program runs
-    params = ExecParams(Path(program).name, [program, *rest[1:]], preset, overrides, mode, list(plugins))
+    params = ExecParams(Path(program).name, [program, *rest[1:]], preset, overrides, mode, list(plugins),
+                        oob_reads=oob_reads)
     out = None
     if run_dir is not None:
         check_new(run_dir)
@@ -174,7 +179,7 @@ def run(command: list[str], *, mode: str, preset: str, overrides: dict, plugins:
     out_dir = out if out is not None else Path(scratch.name)
     out_dir.mkdir(parents=True, exist_ok=True)
     settings = Settings(mode=mode, preset=preset, overrides=overrides, plugins=list(plugins),
-                        out_dir=str(out_dir.resolve()), device_memory=device_memory)
+                        out_dir=str(out_dir.resolve()), device_memory=device_memory, oob_reads=oob_reads)
     env = child_env(settings)
     t0 = time.perf_counter()
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the program's to handle

@@ -351,6 +351,23 @@ static int attr_of(const char *name, int device)
     return v;
 }
 
+/* The fields CUDA 13 removed from cudaDeviceProp, in the first words of its reserved
+ * array: the headers of `tlpsim toolkit` name them there (toolkit_dir.COMPAT_FIELDS, same
+ * order), so programs written for CUDA 12 and older read them; CUDA 13 programs never
+ * look at reserved words. singleToDoublePrecisionPerfRatio stays 0: the presets do not
+ * state a double-precision throughput. */
+static void compat_props(struct cudaDeviceProp *prop, int device)
+{
+    prop->reserved[0] = attr_of("ClockRate", device);
+    prop->reserved[1] = attr_of("GpuOverlap", device);
+    prop->reserved[2] = attr_of("KernelExecTimeout", device);
+    prop->reserved[3] = attr_of("ComputeMode", device);
+    prop->reserved[4] = attr_of("MaxTexture1DLinearWidth", device);
+    prop->reserved[5] = attr_of("MemoryClockRate", device);
+    prop->reserved[6] = 0; /* cooperativeMultiDeviceLaunch: one device */
+    prop->reserved[7] = 0; /* singleToDoublePrecisionPerfRatio */
+}
+
 EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 {
     uint64_t a[] = {P(prop->name), sizeof prop->name, (uint64_t)device, P(&prop->totalGlobalMem)};
@@ -381,6 +398,7 @@ EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int devi
     F(maxBlocksPerMultiProcessor, MaxBlocksPerMultiprocessor);
     F(reservedSharedMemPerBlock, ReservedSharedMemoryPerBlock); F(hostRegisterSupported, HostRegisterSupported);
 #undef F
+    compat_props(prop, device);
     return cudaSuccess;
 }
 

@@ -10,10 +10,12 @@ in the compile cache directory.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
+import tempfile
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,9 +88,7 @@ class FatModule:
             ptx_dir.mkdir(parents=True, exist_ok=True)
             path = ptx_dir / f"{hashlib.sha256(text.encode()).hexdigest()[:16]}.ptx"
             if not path.is_file():
-                tmp = path.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_text(text)
-                os.replace(tmp, path)
+                write_atomically(path, text)
             self._program = Program(parse_ptx(text, str(path)), {})
         if with_resources and not self._program.resources:
             self._program.resources = _resources(self._program.module.filename, self.ptx or "", maxrregcount)
@@ -109,10 +109,23 @@ def _resources(filename: str, text: str, maxrregcount: int | None) -> dict[str, 
         warnings.simplefilter("ignore")
         res = ptxas_resources(text, arch, maxrregcount)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({k: v.to_dict() for k, v in res.items()}))
-    os.replace(tmp, path)
+    write_atomically(path, json.dumps({k: v.to_dict() for k, v in res.items()}))
     return res
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write `path` through a temporary file of its own and a rename, so concurrent writers
+    (host threads of one program, or several programs) never see or remove a partial file.
+    The temporary name is unique per call: the process id alone collides between threads."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 @dataclass

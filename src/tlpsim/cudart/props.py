@@ -32,7 +32,7 @@ def attributes(config: GPUConfig) -> dict[str, int]:
         "ComputeCapabilityMajor": major, "ComputeCapabilityMinor": minor,
         "TextureAlignment": 512, "KernelExecTimeout": 0, "Integrated": 0, "CanMapHostMemory": 1, "ComputeMode": 0,
         "ConcurrentKernels": 1, "EccEnabled": 0, "PciBusId": 0, "PciDeviceId": 0, "PciDomainId": 0, "TccDriver": 0,
-        "AsyncEngineCount": 1, "UnifiedAddressing": 1, "StreamPrioritiesSupported": 0,
+        "AsyncEngineCount": 1, "GpuOverlap": 1, "MaxTexture1DLinearWidth": 2**27, "UnifiedAddressing": 1, "StreamPrioritiesSupported": 0,
         "GlobalL1CacheSupported": int(config.l1d.enabled), "LocalL1CacheSupported": 1, "ManagedMemory": 1,
         "IsMultiGpuBoard": 0, "MultiGpuBoardGroupID": 0, "HostNativeAtomicSupported": 0, "PageableMemoryAccess": 0,
         "ConcurrentManagedAccess": 1, "DirectManagedMemAccessFromHost": 1, "ComputePreemptionSupported": 0,

@@ -26,10 +26,14 @@ class ExecParams:
     plugins: list = field(default_factory=list)
     size: str = "-"
     seed: int | None = None
+    oob_reads: str = "error"
 
     def to_dict(self) -> dict:
-        return {"workload": self.workload, "command": self.command, "preset": self.preset,
-                "overrides": dict(sorted(self.overrides.items())), "mode": self.mode, "plugins": self.plugins}
+        out = {"workload": self.workload, "command": self.command, "preset": self.preset,
+               "overrides": dict(sorted(self.overrides.items())), "mode": self.mode, "plugins": self.plugins}
+        if self.oob_reads != "error":  # the default adds no key: earlier run directories stay as they were
+            out["oob_reads"] = self.oob_reads
+        return out
 
     def key(self) -> str:
         return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
@@ -130,3 +134,7 @@ def console_summary(rows: list[dict], mode: str, echo) -> None:
         cycles = sum(r.get("cycles", 0) for r in rows)
         line += f", {cycles:,} cycles simulated (kernels on different streams overlap)"
     echo(line)
+    oob = sum(r.get("oob_reads", 0) for r in rows)
+    if oob:
+        hit = sum(1 for r in rows if r.get("oob_reads"))
+        echo(f"{oob:,} lane load(s) outside every allocation read 0 (--oob-reads zero), in {hit} launch(es)")

@@ -71,6 +71,7 @@ class Settings:
     out_dir: str | None = None        # launches.jsonl, summary.json, ptx/
     device_memory: int = 4 << 30
     budget: int | None = None
+    oob_reads: str = "error"          # "zero": global loads outside every allocation read 0 (counted)
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -127,6 +128,8 @@ class Runtime:
 
         self.settings = settings
         self.write_stream = write_stream
+        # TLPSIM_TRACE_API=1: every call the Python runtime handles, its argument words and result, on stderr
+        self.trace_api = os.environ.get("TLPSIM_TRACE_API", "").strip() not in ("", "0")
         from tlpsim.policies.external import activate
 
         activate(settings.plugins)  # before the config names them
@@ -135,7 +138,7 @@ class Runtime:
         kwargs = {"budget": settings.budget} if settings.budget is not None else {}
         self.device = tlpsim.Device(mode=settings.mode, config=self.config if timing else None, trace=timing,
                                     arch=self.config.gpu.arch, maxrregcount=self.config.gpu.maxrregcount,
-                                    toolchain="cuda13", **kwargs)  # whole programs: nvcc 13.5 (gpu.arch)
+                                    toolchain="cuda13", oob_reads=settings.oob_reads, **kwargs)  # whole programs: nvcc 13.5 (gpu.arch)
         self.window = DeviceWindow(settings.device_memory)
         memory = DeviceMemory(window=self.window.view)
         memory.host_write_hooks = self.device.memory.host_write_hooks  # e.g. the timing model's L2 fills
@@ -186,6 +189,9 @@ class Runtime:
                       + "".join(traceback.format_exc(limit=-4)) + "(please report it)")
         if code and handler.sets_last and not self.sticky:
             self.last_error = code
+        if self.trace_api:
+            shown = ", ".join(hex(a) for a in args)
+            self.diag(f"api {name.decode()}({shown}) -> {E.name_of(code) if code else 'cudaSuccess'}")
         return code
 
     def unsupported_call(self, name: str) -> int:
