@@ -256,5 +256,9 @@ class Slots:
             for h in self.events.cta_retired:
                 h(cta.view, now)
         self.on_cta_done(self.sm_id, cta.run, cta.index, now)
+        # a CTA and its warps refer to each other: unlinked, they and the warps' instruction
+        # streams are freed now, not at the next full garbage collection (which a long
+        # kernel may not reach before every warp of the launch has piled up)
+        cta.warps = []
         if self.partial:
             self.grant_waiting(now)
