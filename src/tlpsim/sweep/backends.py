@@ -20,8 +20,11 @@ from tlpsim.sweep.job import run_job
 
 def _watch_parent(driver_pid: int) -> None:
     """Worker initializer: exit when the sweep's driver dies (even by kill -9), so
-    no orphan keeps simulating, and leave Ctrl-C to the driver."""
+    no orphan keeps simulating, and leave Ctrl-C to the driver. SIGTERM (how
+    stop_pool ends a worker) kills quietly: a forked worker would otherwise inherit
+    the driver's SIGTERM handler and print a traceback as it is stopped."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
     def watch() -> None:
         while True:
