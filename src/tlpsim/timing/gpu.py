@@ -196,6 +196,8 @@ class GPU:
             own = _declared_window(self.gpu_plugins)
             self.window = self.engine.add(WindowMonitor(self.core, self, own or mon.window_cycles,
                                                         window_handlers), active=False)
+            for sm in self.sms:
+                sm.count_mem_wait = True
 
     # ------------------------------------------------------------ launches
 

@@ -99,6 +99,7 @@ class SM(Component):
         # waited on a memory load: Kayiran et al.'s C_mem (DYNCTA), for the window event
         self.mem_wait_cycles = 0
         self.last_mem_wait = False
+        self.count_mem_wait = False  # set by the GPU when a plug-in takes `window` events (the count's only reader)
         self.last_stalls: list[str] = []  # stall reasons met in the last ticked cycle (repeats count)
         self._stalls: list[str] = []     # stall reasons met in the current tick
         # plug-in timers and timed warp holds: (cycle, seq, callback(tag, cycle), tag)
@@ -272,7 +273,9 @@ class SM(Component):
             st.resident_cta_cycles += slots.n_ctas
         st.issued += issued
         self.last_class = cls
-        wait = not issued and n_warps > 0 and issue.n_mem_blocked > 0 and self._all_wait_memory()
+        # the scan over the warps costs ~15% of a memory-bound run's time, so only when read
+        wait = self.count_mem_wait and not issued and n_warps > 0 and issue.n_mem_blocked > 0 \
+            and self._all_wait_memory()
         self.last_mem_wait = wait
         if wait:
             self.mem_wait_cycles += 1
