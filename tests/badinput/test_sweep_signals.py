@@ -15,6 +15,12 @@ import time
 import pytest
 
 
+def _default_sigint() -> None:
+    # a suite started in the background by a non-interactive shell (CI) runs with SIGINT
+    # ignored, and the CLI would inherit that: Python then never raises KeyboardInterrupt
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig, status, how", [(signal.SIGTERM, 143, "interrupted by SIGTERM"),
                                               (signal.SIGINT, 130, "interrupted")])
 def test_an_ended_sweep_says_what_it_kept(tmp_path, sig, status, how):
@@ -23,7 +29,8 @@ def test_an_ended_sweep_says_what_it_kept(tmp_path, sig, status, how):
     spec.write_text(f'workloads = ["vecadd"]\nsizes = ["tiny"]\nseeds = {list(range(1, n + 1))}\n')
     db = tmp_path / "r.db"
     proc = subprocess.Popen([sys.executable, "-m", "tlpsim.cli", "sweep", str(spec), "--db", str(db), "--workers",
-                             "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+                             "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            preexec_fn=_default_sigint)
     deadline = time.monotonic() + 300
     for line in proc.stdout:  # wait for the first stored run
         if line.startswith(f"[1/{n}] done") or time.monotonic() > deadline:
