@@ -131,16 +131,24 @@ def wall_clock_limit(seconds: float | None, on_expire: Callable[[FrameType | Non
     outer_delay, outer_interval = signal.setitimer(signal.ITIMER_REAL, 0)
     outer_due = t0 + outer_delay if outer_delay else None
 
+    expired = False
+
     def handler(signum: int, frame: FrameType | None) -> None:
+        nonlocal expired
         if outer_due is not None and time.monotonic() >= outer_due - 1e-3 and callable(outer_handler):
             outer_handler(signum, frame)
             return
+        expired = True
         on_expire(frame)
 
     signal.signal(signal.SIGALRM, handler)
     signal.setitimer(signal.ITIMER_REAL, min(seconds, outer_delay) if outer_delay else seconds)
     try:
         yield
+        # The raise can land where Python swallows it (a __del__, a weakref or GC
+        # callback: "Exception ignored in ..."); the limit still holds once the body ends.
+        if expired:
+            on_expire(None)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, outer_handler)
