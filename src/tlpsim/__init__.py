@@ -10,15 +10,12 @@ from tlpsim import _core  # noqa: E402
 _core.select()
 
 from tlpsim.errors import KernelError, TlpsimError  # noqa: E402
-from tlpsim.host import (  # noqa: E402
-    Device,
-    LaunchRecord,
-    Stream,
+from tlpsim.host import Device, LaunchRecord, Stream, cuda  # noqa: E402
+from tlpsim.device_array import (  # noqa: E402
     arange,
     array,
     asarray,
     asnumpy,
-    cuda,
     empty,
     empty_like,
     full,

@@ -26,7 +26,8 @@ from tlpsim.errors import ArgumentError, ArgumentWarning, CompileError, KernelNo
 from tlpsim.frontend.loader import Program, load_program
 from tlpsim.frontend.name_expressions import add_name_expressions, check_expressions, is_template_name, lowered_names
 from tlpsim.functional.launch_args import DEFAULT_SHARED_PER_BLOCK, LaunchArgumentError, check_max_dynamic
-from tlpsim.host import Device, LaunchRecord, Stream, ndarray
+from tlpsim.device_array import ndarray
+from tlpsim.host import Device, LaunchRecord, Stream
 
 #: files a driver would load as machine code (SASS), which tlpsim cannot execute
 _BINARY_SUFFIXES = (".cubin", ".fatbin", ".hsaco", ".o")

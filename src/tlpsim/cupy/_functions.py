@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from tlpsim.array_ops import HOST_OPS, host_value
-from tlpsim.host import asarray, ndarray
+from tlpsim.device_array import asarray, ndarray
 
 # NumPy names that are not array functions, or whose results must stay Python objects
 _PASS_THROUGH = frozenset({

@@ -10,7 +10,7 @@ import os
 import numpy as np
 
 from tlpsim.array_ops import HOST_OPS
-from tlpsim.host import asarray
+from tlpsim.device_array import asarray
 
 
 class RandomState:

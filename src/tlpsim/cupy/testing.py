@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from tlpsim.host import asarray
+from tlpsim.device_array import asarray
 
 
 def _pytest():
