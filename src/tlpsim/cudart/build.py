@@ -25,6 +25,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "libcudart.c"
+# libcudart_*.c: further entry points (textures, graphs, ...), compiled with libcudart.c
+EXTRA_SOURCES = tuple(sorted(HERE.glob("libcudart_*.c")))
+SOURCES = (SOURCE, *EXTRA_SOURCES)
 EXPORTS = HERE / "cudart13_exports.txt"
 SONAME = "libcudart.so.13"
 LIB_DIR = HERE / "lib"
@@ -42,8 +45,12 @@ def exported_names() -> list[str]:
     return [line.strip() for line in EXPORTS.read_text().splitlines() if line.strip() and not line.startswith("#")]
 
 
+def all_source_text() -> str:
+    return "\n".join(p.read_text() for p in SOURCES)
+
+
 def implemented_names(source: str | None = None) -> set[str]:
-    text = source if source is not None else SOURCE.read_text()
+    text = source if source is not None else all_source_text()
     return {a or b for a, b in _DEFINED.findall(text)}
 
 
@@ -92,7 +99,7 @@ def find_libpython() -> str | None:
 
 def source_digest() -> str:
     h = hashlib.sha256()
-    for p in (SOURCE, EXPORTS, Path(__file__)):
+    for p in (*SOURCES, EXPORTS, Path(__file__)):
         h.update(p.read_bytes())
     return h.hexdigest()
 
@@ -117,7 +124,7 @@ def build(out_dir: Path = LIB_DIR, compiler: str | None = None, verbose: bool = 
             "-shared", "-fPIC", "-O2", "-std=gnu11", "-fvisibility=hidden", "-Wall", "-Wno-unused-function",
             f"-I{include}", f"-DTLPSIM_DEFAULT_PYTHON={json.dumps(python)}",
             f"-DTLPSIM_DEFAULT_LIBPYTHON={json.dumps(libpython)}",
-            str(SOURCE), str(stubs), "-o", str(tmp_lib),
+            *map(str, SOURCES), str(stubs), "-o", str(tmp_lib),
             f"-Wl,-soname,{SONAME}", f"-Wl,--version-script={script}", "-ldl", "-lpthread"]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if verbose or proc.returncode != 0:

@@ -18,6 +18,8 @@ ERRORS: dict[int, tuple[str, str]] = {
     13: ("cudaErrorInvalidSymbol", "invalid device symbol"),
     16: ("cudaErrorInvalidHostPointer", "invalid host pointer"),
     17: ("cudaErrorInvalidDevicePointer", "invalid device pointer"),
+    18: ("cudaErrorInvalidTexture", "invalid texture reference"),
+    20: ("cudaErrorInvalidChannelDescriptor", "invalid channel descriptor"),
     21: ("cudaErrorInvalidMemcpyDirection", "invalid copy direction for memcpy"),
     52: ("cudaErrorMissingConfiguration", "__global__ function call is not configured"),
     98: ("cudaErrorInvalidDeviceFunction", "invalid device function"),
@@ -40,6 +42,12 @@ ERRORS: dict[int, tuple[str, str]] = {
     716: ("cudaErrorMisalignedAddress", "misaligned address"),
     719: ("cudaErrorLaunchFailure", "unspecified launch failure"),
     801: ("cudaErrorNotSupported", "operation not supported"),
+    900: ("cudaErrorStreamCaptureUnsupported", "operation not permitted when stream is capturing"),
+    901: ("cudaErrorStreamCaptureInvalidated", "operation failed due to a previous error during capture"),
+    903: ("cudaErrorStreamCaptureUnmatched", "capture was not initiated in this stream"),
+    904: ("cudaErrorStreamCaptureUnjoined", "capturing stream has unjoined work"),
+    906: ("cudaErrorStreamCaptureImplicit",
+          "operation would make the legacy stream depend on a capturing blocking stream"),
     999: ("cudaErrorUnknown", "unknown error"),
 }
 CODES: dict[str, int] = {name: code for code, (name, _) in ERRORS.items()}
