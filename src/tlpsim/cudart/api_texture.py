@@ -69,12 +69,12 @@ def malloc_array(rt, a):
 
     out, *desc, width, height, flags, no_desc = a
     if no_desc:
-        raise E.CudaError(E.INVALID_VALUE, "cudaMallocArray: a NULL channel descriptor")
+        raise E.CudaError(E.INVALID_VALUE, "a NULL channel descriptor")
     fmt = _format(desc)
     if width < 1:
-        raise E.CudaError(E.INVALID_VALUE, f"cudaMallocArray: width {width} must be at least 1")
+        raise E.CudaError(E.INVALID_VALUE, f"width {width} must be at least 1")
     if flags & ~0x1:  # only cudaArrayDefault / cudaArraySurfaceLoadStore (surfaces are not read by tlpsim)
-        raise E.CudaError(E.NOT_SUPPORTED, f"cudaMallocArray: flags {flags:#x} (layered, cubemap, texture-gather "
+        raise E.CudaError(E.NOT_SUPPORTED, f"flags {flags:#x} (layered, cubemap, texture-gather "
                                            "and sparse arrays are not supported by tlpsim)")
     nbytes = width * max(height, 1) * fmt.texel_bytes
     slot = ctypes.c_uint64(0)
@@ -117,7 +117,12 @@ def _side(rt, handle: int, is_array: int, x: int, y: int, pitch: int, width: int
     return arr.address + y * arr.row_bytes + x, arr.row_bytes
 
 
-@api("tlpsim_array_copy")
+ARRAY_COPIES = ("cudaMemcpyToArray", "cudaMemcpyToArrayAsync", "cudaMemcpyFromArray", "cudaMemcpyFromArrayAsync",
+                "cudaMemcpy2DToArray", "cudaMemcpy2DToArrayAsync", "cudaMemcpy2DFromArray", "cudaMemcpy2DFromArrayAsync",
+                "cudaMemcpy2DArrayToArray")
+
+
+@api(*ARRAY_COPIES)
 def array_copy(rt, a):
     dst, dst_arr, dx, dy, dpitch, src, src_arr, sx, sy, spitch, width, rows, kind, stream, blocking = a
     stream_of(rt, stream)
@@ -140,22 +145,22 @@ def array_copy(rt, a):
 def create_texture_object(rt, a):
     out = a[0]
     if a[1] == 99 and len(a) == 2:
-        raise E.CudaError(E.INVALID_VALUE, "cudaCreateTextureObject: a NULL resource or texture descriptor")
+        raise E.CudaError(E.INVALID_VALUE, "a NULL resource or texture descriptor")
     res_type, base = a[1], a[2]
     desc = a[3:8]
     size, width, height, pitch, am0, am1, _am2, filt, read_mode, norm, srgb = a[8:19]
     border, view = a[19:23], a[23]
     if out == 0:
-        raise E.CudaError(E.INVALID_VALUE, "cudaCreateTextureObject: a NULL pointer for the result")
+        raise E.CudaError(E.INVALID_VALUE, "a NULL pointer for the result")
     if view:
         rt.problem("cudaCreateTextureObject with a resource view descriptor")
-        raise E.CudaError(E.NOT_SUPPORTED, "cudaCreateTextureObject: resource views are not supported by tlpsim")
+        raise E.CudaError(E.NOT_SUPPORTED, "resource views are not supported by tlpsim")
     if srgb:
         rt.problem("cudaCreateTextureObject with sRGB")
-        raise E.CudaError(E.NOT_SUPPORTED, "cudaCreateTextureObject: sRGB conversion is not supported by tlpsim")
+        raise E.CudaError(E.NOT_SUPPORTED, "sRGB conversion is not supported by tlpsim")
     for v, what in ((am0, "address mode"), (am1, "address mode"), (filt, "filter mode"), (read_mode, "read mode")):
         if v > (3 if what == "address mode" else 1):
-            raise E.CudaError(E.INVALID_VALUE, f"cudaCreateTextureObject: {what} {v} is not one CUDA defines")
+            raise E.CudaError(E.INVALID_VALUE, f"{what} {v} is not one CUDA defines")
     colour = tuple(struct.unpack("<f", struct.pack("<I", b & 0xFFFFFFFF))[0] for b in border)
     common = dict(address_mode=(int(am0), int(am1)), filter_mode=int(filt), normalized_float=bool(read_mode),
                   normalized_coords=bool(norm), border=colour)
@@ -166,7 +171,7 @@ def create_texture_object(rt, a):
         elif res_type == _RES_LINEAR:
             fmt = _format(desc)
             if size % fmt.texel_bytes or size == 0:
-                raise E.CudaError(E.INVALID_VALUE, f"cudaCreateTextureObject: linear memory of {size} bytes is not "
+                raise E.CudaError(E.INVALID_VALUE, f"linear memory of {size} bytes is not "
                                                    f"a whole number of {fmt.texel_bytes}-byte texels")
             tex = Texture(base, fmt, size // fmt.texel_bytes, 1, what=f"linear memory at {base:#x}", **common)
         elif res_type == _RES_PITCH2D:
@@ -175,13 +180,13 @@ def create_texture_object(rt, a):
         else:
             rt.problem("cudaCreateTextureObject of a mipmapped array")
             raise E.CudaError(E.NOT_SUPPORTED if res_type == _RES_MIPMAP else E.INVALID_VALUE,
-                              f"cudaCreateTextureObject: resource type {res_type} (tlpsim: arrays, linear and "
+                              f"resource type {res_type} (tlpsim: arrays, linear and "
                               "pitched 2D memory)")
     except TextureError as exc:
-        raise E.CudaError(E.INVALID_VALUE, f"cudaCreateTextureObject: {exc}") from None
+        raise E.CudaError(E.INVALID_VALUE, f"{exc}") from None
     hit = rt.device.memory.allocation_of(tex.address)
     if hit is None or tex.address + tex.nbytes > hit[0] + hit[1]:
-        raise E.CudaError(E.INVALID_VALUE, f"cudaCreateTextureObject: the {tex.nbytes} bytes of {tex.what} are not "
+        raise E.CudaError(E.INVALID_VALUE, f"the {tex.nbytes} bytes of {tex.what} are not "
                                            "inside one device allocation")
     handle = next(_HANDLES)
     rt.device.memory.textures[handle] = tex
@@ -194,3 +199,61 @@ def destroy_texture_object(rt, a):
         raise E.CudaError(E.INVALID_VALUE, f"{a[0]:#x} is not a live texture object")
     synchronize(rt)  # pending launches on other streams still read it
     del rt.device.memory.textures[a[0]]
+
+
+# ------------------------------------------------------------------ cudaMemcpy3D parameters (also graph memcpy nodes)
+
+
+def copy3d_plan(rt, w) -> list[list[int]]:
+    """The array-copy words (less stream and blocking) of each depth slice a cudaMemcpy3DParms asks for.
+    Arrays are 1D/2D here (no cudaMalloc3DArray); pitched pointers may have depth."""
+    sa, sx, sy, sz, sp, spitch, sys_, da, dx, dy, dz, dp, dpitch, dys, ew, eh, ed, kind = w
+    if sa and sp or da and dp or not (sa or sp) or not (da or dp):
+        raise E.CudaError(E.INVALID_VALUE, "cudaMemcpy3DParms: give exactly one of srcArray/srcPtr and one of "
+                                           "dstArray/dstPtr")
+    arrays = [_array(rt, h) for h in (sa, da) if h]
+    tb = arrays[0].fmt.texel_bytes if arrays else 1
+    if len(arrays) == 2 and arrays[1].fmt.texel_bytes != tb:
+        raise E.CudaError(E.INVALID_VALUE, "cudaMemcpy3DParms: the two arrays' elements differ in size")
+    depth = max(ed, 1)
+    if arrays and (depth > 1 or sz or dz):
+        raise E.CudaError(E.NOT_SUPPORTED, "cudaMemcpy3DParms: 3D arrays are not supported by tlpsim")
+
+    def side(arr, ptr, x, y, z, pitch, ysize, k):
+        if arr:
+            return [arr, 1, x * tb, y, 0]
+        return [ptr + ((z + k) * ysize + y) * pitch + x, 0, 0, 0, pitch]
+
+    plan = []
+    for k in range(depth):
+        d = side(da, dp, dx, dy, dz, dpitch, dys, k)
+        s = side(sa, sp, sx, sy, sz, spitch, sys_, k)
+        plan.append([*d, *s, ew * tb, max(eh, 1), kind])
+    return plan
+
+
+@api("cudaMemcpy3D", "cudaMemcpy3DAsync")
+def memcpy3d(rt, a):
+    if len(a) == 4:
+        raise E.CudaError(E.INVALID_VALUE, "a NULL parameter structure")
+    plan = copy3d_plan(rt, a[:18])
+    stream, blocking = a[18], a[19]
+    stream_of(rt, stream)
+    if blocking:
+        synchronize(rt)
+    for words in plan:
+        array_copy(rt, [*words, stream, 0])
+
+
+def copy3d_node(rt, w):
+    """A graph memcpy node from a cudaMemcpy3DParms (checked now, copied when it runs)."""
+    from tlpsim.cudart.api_graph import MEMCPY, Node, original
+
+    plan = copy3d_plan(rt, w)
+    run_copy = original("cudaMemcpy2DToArrayAsync")
+
+    def run(rt, stream):
+        for words in plan:
+            run_copy(rt, [*words, stream, 0])
+
+    return Node(MEMCPY, run, f"memcpy of {w[14]} x {max(w[15], 1)} x {max(w[16], 1)}")

@@ -72,11 +72,11 @@ EXPORT cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc *desc, cudaAr
     return cudaArrayGetInfo(desc, NULL, NULL, (cudaArray_t)array);
 }
 
-/* One handler for every array copy: (dst, dst_array?, dx, dy, dpitch, src, src_array?, sx, sy, spitch,
+/* One handler (registered under each function's name) for every array copy: (dst, dst_array?, dx, dy, dpitch, src, src_array?, sx, sy, spitch,
    width bytes, height rows, kind, stream, blocking). Arrays take offsets (x in bytes, y in rows);
    linear memory takes a pitch. */
 #define ACOPY(dst, dsta, dx, dy, dp, src, srca, sx, sy, sp, w, h, kind, stream, blocking)                    \
-    CALL("tlpsim_array_copy", P(dst), dsta, dx, dy, dp, P(src), srca, sx, sy, sp, w, h, (uint64_t)(kind), \
+    CALL(__func__, P(dst), dsta, dx, dy, dp, P(src), srca, sx, sy, sp, w, h, (uint64_t)(kind), \
          P(stream), blocking)
 
 EXPORT cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count,
