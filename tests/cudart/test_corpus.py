@@ -96,6 +96,7 @@ def test_unsupported_call_names_the_call_and_fails(runs):
             "cudaErrorNotSupported") in r.stderr
     assert "CUDA error cudaErrorNotSupported" in r.stderr
     assert "not the program's real behaviour: cudaDeviceGetPCIBusId (1x)" in r.stderr
+    assert "tlpsim: failing runtime calls: cudaDeviceGetPCIBusId -> cudaErrorNotSupported (1x)" in r.stderr
 
 
 def test_host_crash_is_reported_and_keeps_the_launches(runs):
