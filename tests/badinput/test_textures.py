@@ -1,7 +1,9 @@
-"""Texture and surface instructions are not simulated: a kernel using one is
-rejected when it is first launched, naming the instruction, the kernel and the
-PTX line (it used to fail parsing with a misleading "undeclared register"), and
-the module's other kernels still run."""
+"""Texture fetches on texture objects (`tex.1d`/`tex.2d`) run (tests/cudart/test_textures.py
+covers their semantics); a made-up handle is a kernel fault naming it. The other
+texture and surface instructions are not simulated: a kernel using one is rejected
+when it is first launched, naming the instruction, the kernel and the PTX line (it
+used to fail parsing with a misleading "undeclared register"), and the module's
+other kernels still run."""
 
 from __future__ import annotations
 
@@ -57,11 +59,9 @@ PTX = """.version 9.5
 
 
 @pytest.mark.parametrize("kernel, opcode, args", [
-    ("fetch1d", "tex.1d.v4.f32.s32", lambda out: (np.uint64(1), out, np.int32(32))),
-    ("fetch2d", "tex.2d.v4.f32.f32", lambda out: (np.uint64(1), out, np.int32(32))),
     ("write2d", "sust.b.2d.b32.trap", lambda out: (np.uint64(1),)),
 ])
-def test_texture_object_kernels_are_rejected_by_name(kernel, opcode, args):
+def test_surface_kernels_are_rejected_by_name(kernel, opcode, args):
     with tlpsim.Device():
         mod = tlpsim.RawModule(code=CUDA)
         line = next(k + 1 for k, text in enumerate(mod.program.module.source.splitlines()) if opcode in text)
@@ -72,7 +72,22 @@ def test_texture_object_kernels_are_rejected_by_name(kernel, opcode, args):
         tlpsim.RawKernel(None, "plain", _module=mod)((1,), (32,), (out,))  # the module's other kernels run
         np.testing.assert_array_equal(out.get(), np.arange(32, dtype=np.float32))
     assert str(err.value).startswith(f"<cuda>.ptx:{line}:1: texture/surface instruction '{opcode}' is not "
-                                     f"supported: tlpsim does not simulate textures or surfaces (kernel {kernel})")
+                                     f"supported: tlpsim samples textures with tex.1d/tex.2d only (kernel {kernel})")
+
+
+def test_texture_object_fetches_run_and_a_made_up_handle_faults():
+    from tlpsim.errors import KernelError
+    from tlpsim.functional.textures import FLOAT, ChannelFormat, Texture
+
+    with tlpsim.Device() as dev:
+        mod = tlpsim.RawModule(code=CUDA)
+        data = tlpsim.asarray(np.arange(32, dtype=np.float32) * 0.5)
+        dev.memory.textures[7] = Texture(int(data.data.ptr), ChannelFormat((32, 0, 0, 0), FLOAT), 32)
+        out = tlpsim.zeros(32, np.float32)
+        mod.get_function("fetch1d")((1,), (32,), (np.uint64(7), out, np.int32(32)))
+        np.testing.assert_array_equal(out.get(), np.arange(32, dtype=np.float32))  # 2 * 0.5 * i
+        with pytest.raises(KernelError, match="not a live texture object"):
+            mod.get_function("fetch2d")((1,), (32,), (np.uint64(8), out, np.int32(32)))
 
 
 @pytest.mark.parametrize("kernel, opcode, line", [("legacy", "txq.width.b32", 13), ("surface_load",

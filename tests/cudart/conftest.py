@@ -19,6 +19,7 @@ TLPSIM = [sys.executable, "-m", "tlpsim.cli"]
 BUILDS: dict[str, tuple[list[str], list[str]]] = {
     p.stem: ([p.name], ["-O2"]) for p in sorted(PROGRAMS.glob("*.cu"))
 }
+BUILDS["curand_host"] = (["curand_host.cu"], ["-O2", "-lcurand"])  # tlpsim's host cuRAND library
 BUILDS["separate"] = (["separate/stencil.cu", "separate/scale.cu"], [])
 BUILDS["separate_rdc"] = (["separate/stencil.cu", "separate/scale.cu"], ["-rdc=true", "-DUSE_RDC"])
 

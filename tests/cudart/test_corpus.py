@@ -86,13 +86,17 @@ def test_failed_device_assert_exits_through_the_programs_check(runs):
 
 
 def test_unsupported_call_names_the_call_and_fails(runs):
-    """A limitation of tlpsim, not CUDA's behaviour: on a GPU cudaGraphCreate succeeds."""
+    """CUDA's behaviour: cudaGraphCreate succeeds (it does on a real H200). tlpsim's
+    limitation, not CUDA's behaviour: cudaDeviceGetPCIBusId, which a GPU answers,
+    returns cudaErrorNotSupported, named on stderr and in the exit summary."""
     r = runs["unsupported_call"]
     assert r.returncode == 1
-    assert "tlpsim: cudaGraphCreate is not supported by tlpsim's CUDA runtime; it returns cudaErrorNotSupported" \
-        in r.stderr
+    assert r.stdout.splitlines() == ["cudaGraphCreate: cudaSuccess"]
+    assert ("tlpsim: cudaDeviceGetPCIBusId is not supported by tlpsim's CUDA runtime; it returns "
+            "cudaErrorNotSupported") in r.stderr
     assert "CUDA error cudaErrorNotSupported" in r.stderr
-    assert "not the program's real behaviour: cudaGraphCreate (1x)" in r.stderr
+    assert "not the program's real behaviour: cudaDeviceGetPCIBusId (1x)" in r.stderr
+    assert "tlpsim: failing runtime calls: cudaDeviceGetPCIBusId -> cudaErrorNotSupported (1x)" in r.stderr
 
 
 def test_host_crash_is_reported_and_keeps_the_launches(runs):

@@ -158,12 +158,13 @@ def func_get_attributes(rt, a):
     bound = launch_bound(program.kernel(entry.name))
     if bound is not None:
         threads = min(threads, bound)
-    version = program.module.version or "0.0"
-    major, minor = (int(x) for x in version.split(".")[:2])
+    # ptxVersion is the virtual architecture the PTX targets (80 for compute_80), not the PTX ISA
+    # version: CUB compares it with __CUDA_ARCH_LIST__ and fails with cudaErrorInvalidDeviceFunction
+    # when it matches no compiled architecture
     arch = int((program.module.arch or "sm_80").split("_")[1].rstrip("af"))
     dyn = entry.max_dynamic_smem if entry.max_dynamic_smem is not None \
         else lim["MaxSharedMemoryPerBlock"] - res.shared_bytes
-    values = (res.shared_bytes, res.const_bytes, res.local_bytes, threads, res.registers, major * 10 + minor, arch, dyn)
+    values = (res.shared_bytes, res.const_bytes, res.local_bytes, threads, res.registers, arch, arch, dyn)
     (ctypes.c_int64 * 8).from_address(a[1])[:] = values
 
 

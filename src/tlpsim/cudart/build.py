@@ -25,6 +25,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "libcudart.c"
+# libcudart_*.c: further entry points (textures, graphs, ...), compiled with libcudart.c
+EXTRA_SOURCES = tuple(sorted(HERE.glob("libcudart_*.c")))
+SOURCES = (SOURCE, *EXTRA_SOURCES)
+CURAND_SOURCE = HERE / "libcurand.c"   # tlpsim's host cuRAND library (-lcurand)
+CURAND_SONAME = "libcurand.so.10"
 EXPORTS = HERE / "cudart13_exports.txt"
 SONAME = "libcudart.so.13"
 LIB_DIR = HERE / "lib"
@@ -42,8 +47,12 @@ def exported_names() -> list[str]:
     return [line.strip() for line in EXPORTS.read_text().splitlines() if line.strip() and not line.startswith("#")]
 
 
+def all_source_text() -> str:
+    return "\n".join(p.read_text() for p in SOURCES)
+
+
 def implemented_names(source: str | None = None) -> set[str]:
-    text = source if source is not None else SOURCE.read_text()
+    text = source if source is not None else all_source_text()
     return {a or b for a, b in _DEFINED.findall(text)}
 
 
@@ -92,7 +101,7 @@ def find_libpython() -> str | None:
 
 def source_digest() -> str:
     h = hashlib.sha256()
-    for p in (SOURCE, EXPORTS, Path(__file__)):
+    for p in (*SOURCES, CURAND_SOURCE, EXPORTS, Path(__file__)):
         h.update(p.read_bytes())
     return h.hexdigest()
 
@@ -117,7 +126,7 @@ def build(out_dir: Path = LIB_DIR, compiler: str | None = None, verbose: bool = 
             "-shared", "-fPIC", "-O2", "-std=gnu11", "-fvisibility=hidden", "-Wall", "-Wno-unused-function",
             f"-I{include}", f"-DTLPSIM_DEFAULT_PYTHON={json.dumps(python)}",
             f"-DTLPSIM_DEFAULT_LIBPYTHON={json.dumps(libpython)}",
-            str(SOURCE), str(stubs), "-o", str(tmp_lib),
+            *map(str, SOURCES), str(stubs), "-o", str(tmp_lib),
             f"-Wl,-soname,{SONAME}", f"-Wl,--version-script={script}", "-ldl", "-lpthread"]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if verbose or proc.returncode != 0:
@@ -125,6 +134,7 @@ def build(out_dir: Path = LIB_DIR, compiler: str | None = None, verbose: bool = 
         if proc.returncode != 0:
             raise BuildError(f"building {SONAME} failed (exit {proc.returncode}): {' '.join(cmd)}")
         shutil.copy2(tmp_lib, target)
+    _build_curand(cc, include, out_dir, verbose)
     link = out_dir / "libcudart.so"  # what `-lcudart` finds at link time
     if link.is_symlink() or link.exists():
         link.unlink()
@@ -132,6 +142,24 @@ def build(out_dir: Path = LIB_DIR, compiler: str | None = None, verbose: bool = 
     (out_dir / RECORD).write_text(json.dumps({"digest": source_digest(), "python": python, "libpython": libpython,
                                               "compiler": cc, "cuda_include": str(include)}, indent=1) + "\n")
     return target
+
+
+def _build_curand(cc: str, include: Path, out_dir: Path, verbose: bool) -> None:
+    """libcurand.so.10: tlpsim's host cuRAND (libcurand.c), beside libcudart.so.13 so that
+    `-lcurand` links it and the same rpath loads it."""
+    target = out_dir / CURAND_SONAME
+    cmd = shlex.split(cc) + [
+        "-shared", "-fPIC", "-O2", "-std=gnu11", "-fvisibility=hidden", "-Wall", f"-I{include}", str(CURAND_SOURCE),
+        "-o", str(target), f"-Wl,-soname,{CURAND_SONAME}", f"-L{out_dir}", "-l:" + SONAME, "-Wl,-rpath,$ORIGIN", "-lm"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if verbose or proc.returncode != 0:
+        sys.stderr.write(proc.stdout + proc.stderr)
+    if proc.returncode != 0:
+        raise BuildError(f"building {CURAND_SONAME} failed (exit {proc.returncode}): {' '.join(cmd)}")
+    link = out_dir / "libcurand.so"
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(CURAND_SONAME)
 
 
 def library() -> Path:

@@ -206,6 +206,11 @@ def run(command: list[str], *, mode: str, preset: str, overrides: dict, plugins:
     if summary is None and returncode != STARTUP_FAILED:
         echo("tlpsim: the program ended without the runtime's exit handler (a crash or _exit); the launches "
              f"recorded before that ({len(rows)}) are kept")
+    from tlpsim.cudart.failed_calls import summary_line
+
+    failed = summary_line(out_dir, summary)
+    if failed:
+        echo(f"tlpsim: {failed}")
     if summary is not None:
         faults = summary.get("faults") or []
         if faults:

@@ -89,7 +89,7 @@ def write_run(outcome: Outcome, run_dir: Path) -> Path:
 
     # write_run_dir refuses a directory holding files; the runtime's own files are moved aside first
     keep = {}
-    for name in ("launches.jsonl", "summary.json"):
+    for name in ("launches.jsonl", "summary.json", "failed_calls.jsonl"):
         p = run_dir / name
         if p.is_file():
             keep[name] = p.read_bytes()

@@ -165,6 +165,9 @@ class Runtime:
         self.current_device = 0
         self.limits: dict[int, int] = {}
         self.names: dict[str, ctypes.Array] = {}     # cudaFuncGetName results (the program keeps the pointers)
+        from tlpsim.cudart.failed_calls import FailedCalls
+
+        self.failed_calls = FailedCalls(self.out_dir)  # every call that returned an error, by name
         self._records = None
 
     # ---------------------------------------------------------- calls
@@ -175,8 +178,8 @@ class Runtime:
             return self.unsupported_call(name.decode())
         if handler.sticky and self.pending_fault:
             self.sticky, self.pending_fault = self.pending_fault, 0
-        if handler.sticky and self.sticky:
-            return self.sticky
+        if handler.sticky and self.sticky:  # refused: the context is lost (a kernel fault)
+            return self.finished(name, args, self.sticky)
         try:
             code = handler.fn(self, args) or 0
         except E.CudaError as exc:
@@ -189,6 +192,13 @@ class Runtime:
                       + "".join(traceback.format_exc(limit=-4)) + "(please report it)")
         if code and handler.sets_last and not self.sticky:
             self.last_error = code
+        return self.finished(name, args, code)
+
+    def finished(self, name: bytes, args: list[int], code: int) -> int:
+        """Every call's end: a failure is counted under the call's name (failed_calls.py), and
+        TLPSIM_TRACE_API=1 prints the call."""
+        if code:
+            self.failed_calls.add(name.decode(), code)
         if self.trace_api:
             shown = ", ".join(hex(a) for a in args)
             self.diag(f"api {name.decode()}({shown}) -> {E.name_of(code) if code else 'cudaSuccess'}")
@@ -201,7 +211,7 @@ class Runtime:
                       "(docs/exec.md lists what is supported)")
         if not self.sticky:
             self.last_error = E.NOT_SUPPORTED
-        return E.NOT_SUPPORTED
+        return self.finished(name.encode(), [], E.NOT_SUPPORTED)
 
     def problem(self, message: str) -> None:
         """Something that makes the run unfaithful to the program (reported at exit)."""
@@ -298,7 +308,8 @@ class Runtime:
         if self.out_dir is not None:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             summary = {"launches": self.n_launches, "unsupported": dict(self.unsupported), "problems": self.problems,
-                       "faults": self.faults, "call_errors": dict(self.call_errors)}
+                       "faults": self.faults, "call_errors": dict(self.call_errors),
+                       "failed_calls": self.failed_calls.counts()}
             (self.out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
         if self._records is not None:
             self._records.close()

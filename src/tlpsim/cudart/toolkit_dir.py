@@ -128,6 +128,10 @@ def _make(root: Path, include: Path, bin_dir: Path, runtime: Path, digest: str) 
     if proc.returncode != 0:
         raise ToolkitDirError(f"building the toolkit's libcuda.so stub failed:\n{proc.stdout}{proc.stderr}")
     (lib / "libcuda.so").symlink_to("libcuda.so.1")
+    curand = runtime.parent / "libcurand.so.10"  # tlpsim's host cuRAND, for `-lcurand` (libcurand.c)
+    if curand.is_file():
+        (lib / "libcurand.so.10").symlink_to(curand)
+        (lib / "libcurand.so").symlink_to("libcurand.so.10")
     (lib / "stubs").mkdir()  # where NVIDIA's toolkits keep their libcuda.so for linking
     (lib / "stubs" / "libcuda.so").symlink_to("../libcuda.so.1")
     (root / STAMP).write_text(json.dumps({"digest": digest, "headers": str(include), "tools": str(bin_dir),

@@ -110,10 +110,10 @@ class CompiledKernel:
             return BARRIER, self._barrier(ins, oc)
         if base in ("membar", "fence", "nanosleep", "pmevent", "brkpt", "griddepcontrol") and base not in semantics:
             return NOP, None
-        if ins.opclass == "tex":
-            raise UnsupportedPTX(f"texture/surface instruction '{ins.opcode}' is not supported: tlpsim does not "
-                                 f"simulate textures or surfaces (kernel {self.display_name}); read the data with "
-                                 "ordinary global loads instead", self.module.filename, ins.line)
+        if ins.opclass == "tex" and base != "tex":
+            raise UnsupportedPTX(f"texture/surface instruction '{ins.opcode}' is not supported: tlpsim samples "
+                                 f"textures with tex.1d/tex.2d only (kernel {self.display_name}); no gathers (tld4), "
+                                 "queries (txq) or surfaces", self.module.filename, ins.line)
         build = semantics.get(base)
         if build is None:
             raise UnsupportedPTX(f"instruction '{ins.opcode}' is not supported by the functional model "

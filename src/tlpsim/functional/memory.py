@@ -46,6 +46,7 @@ class DeviceMemory:
         self._starts_np = np.zeros(0, dtype=np.int64)
         self._ends_np = np.zeros(0, dtype=np.int64)
         self.host_write_hooks: list = []  # callables (address, nbytes) told about host copies
+        self.textures: dict = {}  # live texture objects: handle -> textures.Texture (read by `tex`)
 
     # ---------------------------------------------------------- allocation
 

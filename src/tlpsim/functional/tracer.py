@@ -57,6 +57,9 @@ class TraceRecorder:
                 self.space_code[ins.index] = SPACE_CODES.get(space, SPACE_CODES["generic"])
                 tsize = int(ins.type[1:].rstrip("x2")) // 8 if ins.type and ins.type[1:].rstrip("x2").isdigit() else 4
                 self.access_size[ins.index] = max(tsize, 1) * ins.vec
+            elif ins.base == "tex":  # a texture fetch is modelled as a 4-byte global load of its first texel
+                self.space_code[ins.index] = SPACE_CODES["global"]
+                self.access_size[ins.index] = 4
             if value_classes and ins.dsts and isinstance(ins.dsts[0], Reg):
                 rtype = fn.reg_types.get(ins.dsts[0].name, "")
                 if rtype in ("b32", "u32", "s32", "f32"):

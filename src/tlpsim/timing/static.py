@@ -205,6 +205,9 @@ class StaticKernel:
         if oc in ("mem", "atomic"):
             kind, unit, lat, init = K_MEM, LDST, 1, t.mem_issue_init
             space = space_of(ins) if space_of is not None else (ins.space or "generic")
+        elif base == "tex":  # texture fetches: global loads through L1 (docs/exec.md)
+            kind, unit, lat, init = K_MEM, LDST, 1, t.mem_issue_init
+            space = "global"
         elif base in ("bar", "barrier") and "warp" not in ins.mods:
             kind, unit, lat, init = K_BAR, CTRL, 1, 1
         elif base in ("ret", "exit", "trap"):

@@ -45,7 +45,7 @@ def semantic(*bases: str) -> Callable[[Builder], Builder]:
 def load_all() -> dict[str, Builder]:
     """Import every family module so its builders register themselves."""
     from tlpsim.functional.semantics import (  # noqa: F401
-        atomics, convert, floating, integer, memory_ops, syscalls, warp,
+        async_copy, atomics, convert, floating, integer, memory_ops, syscalls, texture, warp,
     )
 
     return SEMANTICS
