@@ -17,7 +17,8 @@ the `tex` instruction (semantics/texture.py) samples them with `sample`:
 * address modes act on texel indices: clamp clips to the edge, border reads the
   texture's border colour, wrap takes the index modulo the size, mirror
   reflects it. CUDA supports wrap and mirror only with normalized coordinates;
-  with unnormalized ones (tex1Dfetch always) they act as clamp;
+  with unnormalized ones (tex1Dfetch always) they act as clamp; an integer fetch
+  (tex1Dfetch) outside the texture reads 0 in every mode, as a real H200 does;
 * read mode: 8- and 16-bit integer channels read with
   cudaReadModeNormalizedFloat become v / (2^n - 1) (unsigned) or
   max(v / (2^(n-1) - 1), -1) (signed); element-type reads return the integer;
@@ -198,6 +199,13 @@ def sample(tex: Texture, data: np.ndarray, coords: list[np.ndarray], integer: bo
         i, bi = mapped[0]
         j, bj = mapped[1] if dims == 2 else (np.zeros_like(i), np.zeros(i.shape, dtype=bool))
         vals = _texels(tex, data, i, j, bi | bj, results)
+        if integer:
+            # an integer fetch outside the texture reads 0 whatever the address mode or
+            # border colour (measured on an H200: tex1Dfetch with clamp and border modes)
+            outside = np.zeros(i.shape, dtype=bool)
+            for k, n in zip(idx, sizes):
+                outside |= (k < 0) | (k >= n)
+            vals[outside] = 0
         return vals, _texel_address(tex, i, j)
     lows = [_weights(x) for x in xs]
     ii = [(_address(lo, n, m, tex.normalized_coords), _address(lo + 1, n, m, tex.normalized_coords))

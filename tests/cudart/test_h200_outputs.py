@@ -1,0 +1,76 @@
+"""`tlpsim exec` against what the same programs print on a real H200
+(tests/cudart/h200/, scripts/h200_native_corpus.sh): identical output where
+CUDA defines the result; the known differences are named here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .conftest import run_exec
+
+H200 = Path(__file__).parent / "h200"
+
+
+def _native(name: str) -> list[str]:
+    return (H200 / f"{name}.stdout").read_text().splitlines()
+
+
+def _rows(lines: list[str]) -> dict[str, list[str]]:
+    return {" ".join(line.split()[:3]): line.split()[3:] for line in lines}
+
+
+@pytest.mark.parametrize("name", ["graphs", "thrust_algorithms"])
+def test_output_is_the_h200s(binaries, name):
+    r = run_exec(binaries[name])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == _native(name)
+
+
+def test_curand_device_draws_are_the_h200s(binaries):
+    """curand() and curand_uniform() bit for bit; curand_normal to ~1e-6: the GPU's
+    __logf/__sincosf are hardware approximations tlpsim computes in float32 libm."""
+    r = run_exec(binaries["curand_device"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    got, want = _rows(r.stdout.splitlines()[:-1]), _rows(_native("curand_device")[:-1])
+    assert got.keys() == want.keys() and len(got) == 24
+    for key, w in want.items():
+        g = got[key]
+        assert g[:6] == w[:6], key
+        assert [float.fromhex(v) for v in g[6:]] == pytest.approx([float.fromhex(v) for v in w[6:]], abs=2e-6), key
+
+
+def test_curand_host_xorwow_uniforms_and_bits_are_the_h200s(binaries):
+    r = run_exec(binaries["curand_host"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = {" ".join(line.split()[:2]): line for line in r.stdout.splitlines()}
+    want = {" ".join(line.split()[:2]): line for line in _native("curand_host")}
+    assert got["xorwow uniform"] == want["xorwow uniform"]
+    assert got["xorwow bits"] == want["xorwow bits"]
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: the host API's output order past the first 4096 values "
+                                       "(MRG32k3a, Philox) and XORWOW's normals differ from NVIDIA's library")
+def test_curand_host_every_generator_is_the_h200s(binaries):
+    r = run_exec(binaries["curand_host"])
+    assert r.stdout.splitlines() == _native("curand_host")
+
+
+def test_textures_point_and_integer_fetches_are_the_h200s(binaries):
+    """Point sampling and integer fetches exactly (an integer fetch outside the
+    texture reads 0 in every mode). Linear filtering at a border texel and uchar4
+    normalized reads differ in the hardware's fixed-point blend (docs/exec.md)."""
+    r = run_exec(binaries["textures"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = {line.split()[0]: line for line in r.stdout.splitlines()}
+    want = {line.split()[0]: line for line in _native("textures")}
+    exact = ["roundtrip", "array", "point_clamp", "linear_clamp", "point_wrap_norm", "linear_wrap_norm",
+             "linear_mirror_norm", "point_border_norm", "tex1D_linear_wrap_norm", "fetch_clamp", "fetch_border",
+             "fetch_int", "done"]
+    for key in exact:
+        assert got[key] == want[key], key
+    for key in ("linear_border", "uchar4_linear_normalized"):
+        g = [float.fromhex(v) for v in got[key].split()[1:]]
+        w = [float.fromhex(v) for v in want[key].split()[1:]]
+        assert g == pytest.approx(w, abs=0.05), key
