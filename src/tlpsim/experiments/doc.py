@@ -64,6 +64,9 @@ def _how(exp: Experiment, outcome: Outcome, run: dict | None, command: str) -> l
             f"from the database, {run.get('failed', 0)} failed; wall time **{run['wall_seconds']:.0f} s "
             f"({minutes:.1f} min)** with {run.get('workers', '?')} on {run.get('machine', '?')} (load average "
             f"{load[0]} at the start, {load[1]} at the end). Size `{exp.size}`, simulator fingerprint `{exp.code}`.",
+            *(["", f"**Sampled timing**: every run was {run['sampling']} (`--sample`); cycle counts are "
+               f"projections with error bounds, checked against full detail by `tlpsim validate --sampling` "
+               f"(docs/sampling.md). Rerun without `--sample` before citing a claim."] if run.get("sampling") else []),
             "", f"This page: `{command}`."]
 
 
