@@ -43,6 +43,7 @@ class _LaunchState:
     window_delta: dict | None = None
     first_skipped: int = -1
     decided_at_wave: int = -1
+    ipcs: list = field(default_factory=list)    # every completed wave's IPC (the record's diagnostics)
 
 
 def _sub_scaled(base: Any, delta: Any, scale: float) -> Any:
@@ -134,6 +135,8 @@ class WaveSampler:
             return
         wave = run.ctas_done // st.wave_ctas - 1        # the wave that just ended
         mark = self._mark(run, now)
+        prev_now, prev_issued = st.marks[-1][0], st.marks[-1][1]
+        st.ipcs.append(round((mark[1] - prev_issued) / (now - prev_now), 4) if now > prev_now else 0.0)
         if wave < self.spec.warmup_waves or not self._settled(run.kid):
             st.marks, st.waves = [mark], []          # stable waves count from here
             return
@@ -165,7 +168,7 @@ class WaveSampler:
             "detail_fraction": detail / run.warp_insts if run.warp_insts else 1.0,
             "waves": {"ctas_per_wave": st.wave_ctas, "n_ctas": run.n_ctas, "skipped_ctas": st.skipped_ctas,
                       "first_skipped_cta": st.first_skipped, "stable_after_wave": st.decided_at_wave,
-                      "window_ipc": [round(w.ipc, 4) for w in st.window]},
+                      "window_ipc": [round(w.ipc, 4) for w in st.window], "wave_ipc": st.ipcs},
         }
         return stats
 
@@ -211,6 +214,7 @@ class WaveSampler:
 
     def _detail_record(self, run: Any, st: _LaunchState | None, cycles: int) -> dict:
         why = "" if st is None else (st.why_not or "per-wave IPC never stable within the tolerance")
-        return {"method": "detail", "cycles": cycles, "interval": [cycles, cycles], "confidence": self.spec.confidence,
+        extra = {"wave_ipc": st.ipcs} if st is not None and st.ipcs else {}
+        return {**extra, "method": "detail", "cycles": cycles, "interval": [cycles, cycles], "confidence": self.spec.confidence,
                 "warp_insts": run.warp_insts, "detail_warp_insts": run.warp_insts, "detail_fraction": 1.0,
                 "reason": why}
