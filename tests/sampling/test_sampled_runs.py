@@ -127,3 +127,13 @@ def test_sampled_runs_have_their_own_keys_and_full_keys_are_unchanged():
     sampled = RunParams("matadd", "tiny", "gtx480", sampling=SamplingSpec("waves").to_dict())
     assert sampled.key() != full.key() and sampled.label().endswith("sampled=waves")
     assert RunParams.from_dict(sampled.to_dict()).key() == sampled.key()
+
+
+def test_results_table_marks_sampled_runs():
+    from tlpsim.sweep.table import flatten
+
+    base = {"key": "k", "workload": "matadd", "size": "tiny", "preset": "gtx480", "seed": 1, "overrides": {},
+            "status": "done", "cycles": 1000, "ipc": 1.0, "wall_seconds": 1.0, "error": None}
+    assert "sampled" not in flatten({**base, "stats": {"stats": []}})
+    summ = {"spec": SamplingSpec("waves").to_dict(), "interval": [950, 1040]}
+    assert flatten({**base, "stats": {"stats": [], "sampling": summ}})["sampled"] == "waves [950, 1040]"

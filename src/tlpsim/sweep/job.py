@@ -315,11 +315,12 @@ def _stats_dict(stats, sampling: dict | None = None) -> dict:
     return d
 
 
-def run_job(params: dict, run_root: str | None = None) -> dict:
+def run_job(params: dict, run_root: str | None = None, device_options: dict | None = None) -> dict:
     """A sweep worker's task: execute one run and return a plain dict for the
     results store. Never raises for a failing run: the error is the result.
     `params` is `RunParams.to_dict()`, plus optionally "plugin_sources" ({path:
-    text} of its plug-in files, for workers on hosts without them)."""
+    text} of its plug-in files, for workers on hosts without them); `device_options`
+    as for `execute` (e.g. trace_cache=False for timing comparisons)."""
     from tlpsim.policies.external import RUN_PLUGINS, load_all
 
     params = dict(params)
@@ -333,7 +334,7 @@ def run_job(params: dict, run_root: str | None = None) -> dict:
     out: dict = {"key": p.key(), "params": p.to_dict(), "started": started, "host": socket.gethostname(),
                  "worker": str(os.getpid())}
     try:
-        outcome = execute(p, plugin_sources=sources)
+        outcome = execute(p, plugin_sources=sources, device_options=device_options)
         rec = outcome.record
         out["record"] = rec
         if rec["verified"]:

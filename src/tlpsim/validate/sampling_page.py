@@ -70,7 +70,7 @@ def markdown(rows: list[dict], planned: int, size: str, spec: SamplingSpec, comm
         lines += [f"**Partial**: {done} of the {planned} planned points (workload x configuration) are done; "
                   f"the figures below describe those only and are not the validation's result. At the "
                   f"{per_pair:.0f} CPU-seconds per point measured here (both runs), the whole plan needs about "
-                  f"{per_pair * planned / 3600:.0f} CPU-hours (study points of deep workloads take longer than "
+                  f"{per_pair * planned / 3600:.1f} CPU-hours (study points of deep workloads take longer than "
                   f"the small subset measured). Rerun the command to continue: finished runs are kept.", ""]
     lines += ["| | measured | target |", "|---|---|---|",
               f"| mean \\|cycle error\\| | {s['mean_abs_error_pct']:.2f} % | ≤ 2 % |",
@@ -81,7 +81,7 @@ def markdown(rows: list[dict], planned: int, size: str, spec: SamplingSpec, comm
               f"| warp instructions simulated in detail (mean) | {s['detail_fraction_mean'] * 100:.1f} % | |",
               "", f"![sampled vs full]({figure})", "",
               "| workload | preset | config | full cycles | sampled cycles | error | interval | covered | detail "
-              "| timing full s | timing sampled s | timing speed-up | functional s | end-to-end speed-up | launches |",
+              "| timing full s | timing sampled s | timing speed-up | functional share | end-to-end speed-up | launches |",
               "|---|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         if "error_pct" not in r:
@@ -93,7 +93,7 @@ def markdown(rows: list[dict], planned: int, size: str, spec: SamplingSpec, comm
                      f"{r['sampled_cycles']} | {r['error_pct']:+.2f} % | [{r['low']}, {r['high']}] | "
                      f"{'yes' if r['covered'] else '**no**'} | {r['detail_fraction'] * 100:.0f} % | "
                      f"{r['timing_full_s']:.1f} | {r['timing_sampled_s']:.1f} | {r['timing_speedup']:.2f}× | "
-                     f"{r['functional_s']:.1f} | {r['e2e_speedup']:.2f}× | {launches} |")
+                     f"{r['functional_share'] * 100:.0f} % | {r['e2e_speedup']:.2f}× | {launches} |")
     lines += ["", END]
     return "\n".join(lines)
 
