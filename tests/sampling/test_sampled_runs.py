@@ -137,3 +137,25 @@ def test_results_table_marks_sampled_runs():
     assert "sampled" not in flatten({**base, "stats": {"stats": []}})
     summ = {"spec": SamplingSpec("waves").to_dict(), "interval": [950, 1040]}
     assert flatten({**base, "stats": {"stats": [], "sampling": summ}})["sampled"] == "waves [950, 1040]"
+
+
+def test_experiment_runs_carry_the_sampling():
+    from tlpsim.experiments.runner import make
+
+    exp = make("lcs_bcs", "tiny")
+    assert exp.params("matadd").sampling is None
+    exp.sampling = SamplingSpec("waves").to_dict()
+    p = exp.params("matadd", {"gpu.cta_scheduler": "lcs"})
+    assert p.sampling["mode"] == "waves" and "sampled=waves" in p.label()
+
+
+def test_experiment_page_says_its_runs_were_sampled():
+    import types
+
+    from tlpsim.experiments.doc import _how
+
+    exp = types.SimpleNamespace(name="lcs_bcs", size="study", code="abc")
+    run = {"wall_seconds": 60.0, "sampling": SamplingSpec("waves").label()}
+    text = "\n".join(_how(exp, None, run, "tlpsim experiment run lcs_bcs --sample waves"))
+    assert "**Sampled timing**: every run was sampled (waves, tolerance 0.02, K=3)" in text
+    assert "Sampled timing" not in "\n".join(_how(exp, None, {"wall_seconds": 60.0}, "tlpsim experiment run"))
