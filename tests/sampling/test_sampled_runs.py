@@ -158,4 +158,17 @@ def test_experiment_page_says_its_runs_were_sampled():
     run = {"wall_seconds": 60.0, "sampling": SamplingSpec("waves").label()}
     text = "\n".join(_how(exp, None, run, "tlpsim experiment run lcs_bcs --sample waves"))
     assert "**Sampled timing**: every run was sampled (waves, tolerance 0.02, K=3)" in text
+    assert "verdicts are unchecked" in text
     assert "Sampled timing" not in "\n".join(_how(exp, None, {"wall_seconds": 60.0}, "tlpsim experiment run"))
+
+
+def test_sampled_claims_are_compared_with_full_detail_verdicts():
+    from tlpsim.experiments.base import Claim
+    from tlpsim.experiments.sampled import compare_claims
+
+    full = [Claim("a", "f1", "x", direction=True), Claim("b", "f1", "y", direction=False)]
+    same = [Claim("a", "f1", "x", direction=True), Claim("b", "f1", "y", direction=False)]
+    assert compare_claims(same, full) == {"status": "same", "differ": []}
+    flipped = [Claim("a", "f1", "x", direction=True), Claim("b", "f1", "y", direction=True)]
+    assert compare_claims(flipped, full) == {"status": "differ", "differ": ["b"]}
+    assert compare_claims(same, None)["status"] == "unchecked"

@@ -167,6 +167,15 @@ def run_experiment(name: str, size: str = "small", *, only: Iterable[str] | None
             from tlpsim.sampling.spec import SamplingSpec
 
             run["sampling"] = SamplingSpec.from_dict(sampling).label()
+        if sampling:  # the verdicts must be the full-detail ones before anyone cites them
+            from tlpsim.experiments.sampled import compare_claims, full_detail_claims
+
+            full = full_detail_claims(exp, db, only, _Store, _plan, MAX_STAGES)
+            sampled_claims = exp.claims(exp.analyse(results))
+            run["sampling_check"] = compare_claims(sampled_claims, full)
+            echo(f"sampled claims vs full detail: {run['sampling_check']['status']}"
+                 + (f" ({', '.join(run['sampling_check']['differ'])} differ)" if run["sampling_check"]["differ"]
+                    else ""))
         if not only:  # the page describes the whole experiment's last run
             db.set_meta(_run_key(exp), run)
         _finish(exp, results, outcome, out or default_out(name, size), {**run, "db": str(db_path)}, doc, run)
