@@ -8,7 +8,9 @@ decision) are stable (`rule.stable_window`), the dispatcher skips the middle: th
 launch's next CTA jumps to the start of the tail, the skipped CTAs count as done,
 and the CTAs still resident and the tail (the last, partial wave, or the last full
 one) run in detail. The skipped CTAs' instructions come exactly from the trace; their
-cycles and every additive counter are projected at the stable window's rate.
+cycles and every additive counter are projected at the rate of every wave since
+warm-up (the rule says when the rate is stable; a wave's IPC swings with the CTAs
+that happen to retire in it, so the longest stable span estimates the rate best).
 
 The functional pass has already traced the skipped CTAs (the decision is made
 during the timing replay, after the functional pass): their trace is not replayed,
@@ -34,7 +36,7 @@ class _LaunchState:
     wave_ctas: int                    # W
     why_not: str = ""                 # set: this launch runs in full detail, for this reason
     decided: bool = False
-    marks: list = field(default_factory=list)   # boundaries: (now, issued, tracked {key: value}, snapshot)
+    marks: list = field(default_factory=list)   # first and latest boundary counted: (now, issued, tracked, snapshot)
     waves: list = field(default_factory=list)   # Wave of each boundary pair since the counting restarted
     skipped_ctas: int = 0
     skipped_insts: int = 0
@@ -143,8 +145,7 @@ class WaveSampler:
         prev = st.marks[-1]
         tracked = tuple((k, mark[2][k] - prev[2].get(k, 0)) for k in sorted(mark[2]))
         st.waves.append(Wave(mark[1] - prev[1], mark[0] - prev[0], tracked))
-        st.marks.append(mark)
-        del st.marks[:-(self.spec.window + 1)]         # the window's first boundary and those after it
+        st.marks = [st.marks[0], mark]                 # where counting started, and now
         if stable_window(st.waves, self.spec.window, self.spec.tolerance):
             self._skip(run, st, wave)
 
@@ -168,7 +169,7 @@ class WaveSampler:
             "detail_fraction": detail / run.warp_insts if run.warp_insts else 1.0,
             "waves": {"ctas_per_wave": st.wave_ctas, "n_ctas": run.n_ctas, "skipped_ctas": st.skipped_ctas,
                       "first_skipped_cta": st.first_skipped, "stable_after_wave": st.decided_at_wave,
-                      "window_ipc": [round(w.ipc, 4) for w in st.window], "wave_ipc": st.ipcs},
+                      "projection_waves": len(st.window), "wave_ipc": st.ipcs},
         }
         return stats
 
@@ -199,7 +200,7 @@ class WaveSampler:
         wpc = run.trace.warps_per_cta
         st.skipped_insts, st.skipped_threads = trace_counts(run.trace, first * wpc, stop * wpc)
         st.skipped_ctas, st.first_skipped, st.decided_at_wave = stop - first, first, wave
-        st.window = tuple(st.waves[-self.spec.window:])
+        st.window = tuple(st.waves)                     # every wave since warm-up: the projection's sample
         st.window_delta = {k: _delta(st.marks[-1][3][k], st.marks[0][3][k]) for k in st.marks[-1][3]}
         # the plug-ins' "max" levels are peaks, not rates: never projected
         st.window_delta["plugins"] = {key: {n: v for n, v in vals.items()
