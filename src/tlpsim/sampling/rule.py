@@ -89,11 +89,11 @@ class Projection:
 
 
 def project_waves(window: Sequence[Wave], skipped_insts: int, tolerance: float, confidence: float) -> Projection:
-    """Cycles of `skipped_insts` warp instructions at the window's rate (its total
-    instructions over its total cycles). Half-width: the t-interval of the mean of
-    the waves' cycles per instruction (sampling error of K waves) plus `tolerance`
-    of the estimate (the drift the rule admits between the window and the waves
-    it never saw)."""
+    """Cycles of `skipped_insts` warp instructions at the rate of the waves `window`
+    (their total instructions over their total cycles). Half-width: the t-interval of
+    the mean of the waves' cycles per instruction (the sampling error of n waves) plus
+    `tolerance` of the estimate (the drift the rule admits between the waves seen and
+    those never simulated)."""
     insts = sum(w.insts for w in window)
     cycles = sum(w.cycles for w in window)
     if skipped_insts <= 0:
