@@ -48,6 +48,11 @@ def scatter(rows: list[dict], path: Path) -> Path:
     for t in (-2, 2):
         ax.axhline(t, color="grey", lw=0.6, ls="--")
     ax.set_xscale("log")
+    from matplotlib.ticker import FuncFormatter
+
+    fmt = FuncFormatter(lambda v, _: f"{v:g}×")
+    ax.xaxis.set_major_formatter(fmt)
+    ax.xaxis.set_minor_formatter(fmt)
     ax.set_xlabel("speed-up of the timing phase (full / sampled)")
     ax.set_ylabel("cycle error of the sampled run (%)")
     ax.set_title("Sampled vs full detail: error and its interval per run")
