@@ -178,8 +178,26 @@ class WaveSampler:
     def _settled(self, kid: int) -> bool:
         return all((id(obj), kid) in self.gpu.settled for _, obj in safety.settling(self.gpu._plugin_instances()))
 
+    def _settle(self) -> None:
+        """Account the cycles sleeping components skipped, up to where a dense run has
+        ticked them at this point of the current time step (those before the ticking
+        component in this step's sweep have ticked this cycle, those after it not yet),
+        so a snapshot taken in the middle of a step reads what a dense run reads
+        (a dense run needs none of it: every component is up to date there):
+        skip-ahead == dense for sampled runs too."""
+        eng = self.gpu.engine
+        t, k = eng.now, eng._ticking
+        for j, comp in enumerate(eng.components):
+            p = comp.domain.period_fs
+            # outside a sweep (a batch starting) nothing has ticked at this step yet
+            target = t // p if (t % p or (k is not None and j <= k)) else t // p - 1
+            if target > comp.last_cycle:
+                comp.skipped(comp.last_cycle + 1, target)
+                comp.last_cycle = target
+
     def _mark(self, run: Any, now: int) -> tuple:
         gpu = self.gpu
+        self._settle()
         issued = sum(sm.stats.warp_insts for sm in gpu.sms)
         counts = gpu.plugin_counts()
         tracked = {f"{k}.{n}": counts.get(k, {}).get(n, 0) for k, n in safety.tracked(gpu._plugin_instances())}
