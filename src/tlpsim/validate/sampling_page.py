@@ -70,13 +70,16 @@ def markdown(rows: list[dict], planned: int, size: str, spec: SamplingSpec, comm
     done = s["pairs"] + s["failed"]
     per_pair = s["cpu_s"] / s["pairs"] if s["pairs"] else float("nan")
     lines = [BEGIN, "",
-             f"Made by `{command}`: size `{size}`, {spec.label()}; this session's wall time {wall_s:.0f} s.", ""]
+             f"Made by `{command}`: size `{size}`, {spec.label()}; this session's wall time {wall_s:.0f} s; the "
+             f"stored runs shown took {s['cpu_s']:.0f} s of wall time in all ({s['cpu_s'] / 3600:.1f} h, one "
+             "process at a time).", ""]
     if done < planned:
         lines += [f"**Partial**: {done} of the {planned} planned points (workload x configuration) are done; "
                   f"the figures below describe those only and are not the validation's result. At the "
                   f"{per_pair:.0f} CPU-seconds per point measured here (both runs), the whole plan needs about "
                   f"{per_pair * planned / 3600:.1f} CPU-hours (study points of deep workloads take longer than "
-                  f"the small subset measured). Rerun the command to continue: finished runs are kept.", ""]
+                  f"the small subset measured). `tlpsim validate --sampling --doc docs/sampling.md` continues the whole "
+                  f"plan (add `--session-limit SECONDS` to stop in time): finished runs are kept and skipped.", ""]
     lines += ["| | measured | target |", "|---|---|---|",
               f"| mean \\|cycle error\\| | {s['mean_abs_error_pct']:.2f} % | ≤ 2 % |",
               f"| max \\|cycle error\\| | {s['max_abs_error_pct']:.2f} % | ≤ 5 % |",
