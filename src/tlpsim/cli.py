@@ -13,6 +13,7 @@ import click
 import tlpsim
 from tlpsim.cli_errors import friendly as _friendly
 from tlpsim.cli_plugins import plugin_option
+from tlpsim.cli_sampling import sample_options
 from tlpsim.report.console import table
 from tlpsim.workloads.registry import SIZES
 
@@ -169,12 +170,13 @@ def _ptxas_check(path: Path) -> str:
 @click.option("--oob-reads", type=click.Choice(["error", "zero"]), default="error", show_default=True,
               help="Global loads outside every allocation: an illegal-address error, or read 0 (counted per launch). "
                    "Out-of-bounds stores stay errors.")
+@sample_options
 @plugin_option
 @_friendly
 def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, seed: int, stats_out: str | None,
             run_dir: str | None, poison_dead: bool, as_json: bool, energy_plot: str | None = None,
             budget_factor: float | None = None, time_limit: float | None = None, oob_reads: str = "error",
-            plugins: tuple[str, ...] = ()) -> None:
+            plugins: tuple[str, ...] = (), sampling: dict | None = None) -> None:
     """Run a built-in workload, verify its output against NumPy, and report. Writes a
     run directory (params, resolved config, stats, timeline, versions)."""
     from tlpsim.config.overrides import parse_overrides
@@ -191,8 +193,10 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
     loaded = activate(plugins)
     wl = get_workload(workload)
     check_run_outputs(run_dir, stats_out, energy_plot)  # before simulating: an unwritable path loses nothing
+    if sampling and mode != "timing":
+        raise tlpsim.TlpsimError("--sample samples the timing simulation; leave --mode functional out")
     params = RunParams(workload, size, preset, parse_overrides(overrides), seed, mode,
-                       tuple(lp.spec for lp in loaded))
+                       tuple(lp.spec for lp in loaded), sampling=sampling)
     limits = {k: v for k, v in (("budget_factor", budget_factor), ("time_limit", time_limit)) if v is not None}
     if oob_reads != "error":
         limits["oob_reads"] = oob_reads
@@ -221,6 +225,10 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
         console.functional_report(result, record["launches"])
         if mode == "timing":
             console.timing_report(result)
+            if record.get("sampling"):
+                from tlpsim.sampling.summary import describe
+
+                click.echo(describe(record["sampling"]))
             console.plugin_report(record["stats"], record["plugins"])
             if energy_plot:
                 from tlpsim.report.energy_plot import launch_figure

@@ -9,6 +9,7 @@ import click
 
 from tlpsim.cli_errors import friendly as _friendly
 from tlpsim.cli_plugins import plugin_option
+from tlpsim.cli_sampling import sample_options
 from tlpsim.report.console import table
 from tlpsim.workloads.registry import SIZES
 
@@ -49,11 +50,12 @@ def _only(value: str | None) -> list[str] | None:
 @click.option("--doc", default=None, type=click.Path(dir_okay=False),
               help="Also write a Markdown page of the results (e.g. docs/experiments/NAME.md; its figures go to a "
                    "folder beside it; text outside the generated part is kept).")
+@sample_options
 @plugin_option
 @_friendly
 def run_cmd(name: str, size: str, only: str | None, workers: int | None, dask_address: str | None,
             db_path: str | None, out: str | None, retry_failed: bool, doc: str | None,
-            plugins: tuple[str, ...] = ()) -> None:
+            plugins: tuple[str, ...] = (), sampling: dict | None = None) -> None:
     """Simulate what experiment NAME needs (runs already in the database are reused)
     and write its figures, tables and claim table."""
     from tlpsim.experiments.runner import DEFAULT_DB, default_out, run_experiment
@@ -64,7 +66,7 @@ def run_cmd(name: str, size: str, only: str | None, workers: int | None, dask_ad
     specs = [lp.spec for lp in activate(plugins)]
     res = run_experiment(name, size, only=_only(only), workers=workers, dask=dask_address,
                          db_path=db_path or DEFAULT_DB, out=out or default_out(name, size),
-                         retry_failed=retry_failed, echo=click.echo, plugins=specs, doc=doc)
+                         retry_failed=retry_failed, echo=click.echo, plugins=specs, doc=doc, sampling=sampling)
     _print_claims(res.claims)
     click.echo(f"{res.ran} runs simulated, {res.reused} reused, {len(res.failed)} failed; "
                f"{res.wall_seconds:.0f} s; outputs in {out or default_out(name, size)}")

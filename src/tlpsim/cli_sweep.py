@@ -14,6 +14,8 @@ import click
 
 from tlpsim.cli_errors import friendly as _friendly
 from tlpsim.cli_plugins import plugin_option
+from tlpsim.cli_sampling import sample_options
+from tlpsim.errors import TlpsimError
 from tlpsim.report.console import table
 
 
@@ -50,10 +52,11 @@ def report_cmd(run_dir: str, output: str | None) -> None:
               help="Also write a run directory per run under this directory.")
 @click.option("--retry-failed", is_flag=True, help="Run again the runs recorded as failed.")
 @click.option("--dry-run", is_flag=True, help="List the runs (and which are done) without running them.")
+@sample_options
 @plugin_option
 @_friendly
 def sweep_cmd(spec: str, db: str | None, workers: int | None, dask_address: str | None, run_dirs: str | None,
-              retry_failed: bool, dry_run: bool, plugins: tuple[str, ...] = ()) -> None:
+              retry_failed: bool, dry_run: bool, plugins: tuple[str, ...] = (), sampling: dict | None = None) -> None:
     """Run a sweep: every combination in SPEC (TOML) not yet in the results database.
     Re-running skips finished runs (a run whose plug-in code changed runs again);
     interrupting loses none."""
@@ -65,6 +68,11 @@ def sweep_cmd(spec: str, db: str | None, workers: int | None, dask_address: str 
 
     check_workers(workers)
     s = load_spec(spec, tuple(lp.spec for lp in activate(plugins)), progress=lambda m: click.echo(m, err=True))
+    if sampling:  # every run of the sweep sampled (another key than its full-detail run)
+        if any(r.mode != "timing" for r in s.runs):
+            raise TlpsimError("--sample samples the timing simulation; the spec has functional-mode runs")
+        for r in s.runs:
+            r.sampling = dict(sampling)
     db_path = db or str(Path(spec).with_suffix(".db"))
     if run_dirs and not dry_run:
         from tlpsim.report.outputs import check_dir

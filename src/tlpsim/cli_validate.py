@@ -40,9 +40,27 @@ from tlpsim.cli_errors import friendly as _friendly
               help="GPGPU-Sim reference data (default: $TLPSIM_REFERENCE_DIR or ../shared/reference/kernels).")
 @click.option("--time-limit", type=int, default=0, show_default=True,
               help="Seconds per program run before it is reported as failed (0: none).")
+@click.option("--sampling", "sampling_check", is_flag=True,
+              help="Instead: check sampled simulation against full detail (docs/sampling.md) on every built-in "
+                   "workload at --size, resumably (finished runs are kept in --db).")
+@click.option("--workloads", default=None, metavar="NAME[,NAME...]", help="--sampling: only these workloads.")
+@click.option("--configs", default=None, metavar="NAME[,NAME...]",
+              help="--sampling: only these presets (gtx480, maxwell_gpuduet) and LCS/BCS configurations (GTO, LCS, "
+                   "BCS+SCA, DYNCTA, CCWS).")
+@click.option("--size", default="study", show_default=True, help="--sampling: workload input size.")
+@click.option("--db", "db_path", default="runs/sampling-validation.sqlite", show_default=True,
+              type=click.Path(dir_okay=False), help="--sampling: results database (resume point).")
+@click.option("--sample", "sample_mode", default="all", show_default=True,
+              type=click.Choice(["kernels", "waves", "all"]), help="--sampling: the sampling checked.")
+@click.option("--sample-tolerance", default=0.02, show_default=True, type=float, help="--sampling: tolerance.")
+@click.option("--session-limit", default=None, type=float, metavar="SECONDS",
+              help="--sampling: start no new run after this many seconds (the rest is left for the next session).")
 @_friendly
 def validate_cmd(preset: str, only: tuple, out_dir: str | None, doc: str | None, as_json: bool, sweeps: bool,
-                 workers: int, toolchain: str | None, overrides: tuple, ref_dir: str | None, time_limit: int) -> None:
+                 workers: int, toolchain: str | None, overrides: tuple, ref_dir: str | None, time_limit: int,
+                 sampling_check: bool = False, workloads: str | None = None, size: str = "study",
+                 db_path: str = "", sample_mode: str = "all", sample_tolerance: float = 0.02,
+                 session_limit: float | None = None, configs: str | None = None) -> None:
     """Run the GPGPU-Sim reference programs and microbenchmarks (same PTX, inputs and
     launches) and compare cycles, IPC, miss rates, DRAM utilisation, the
     microbenchmarks' derived figures and the CTA-limit sweeps with GPGPU-Sim's.
@@ -50,6 +68,11 @@ def validate_cmd(preset: str, only: tuple, out_dir: str | None, doc: str | None,
     check did not pass."""
     import json
 
+    if sampling_check:
+        from tlpsim.cli_sampling import validate_sampling
+
+        validate_sampling(workloads, size, db_path, sample_mode, sample_tolerance, session_limit, doc, as_json, configs)
+        return
     from tlpsim.config.overrides import parse_overrides
     from tlpsim.errors import TlpsimError
     from tlpsim.validate import Options, validate

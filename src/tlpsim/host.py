@@ -64,6 +64,7 @@ class LaunchRecord:
     from_cache: bool = False  # replayed from the trace cache instead of executed
     compile: dict = field(default_factory=dict)  # how the kernel's PTX was made: toolchain, arch, maxrregcount, flags
     oob_reads: int | None = None  # Device(oob_reads="zero"): lane loads outside every allocation that read 0
+    sampling: dict | None = None  # sampled timing (Device(sampling=...)): how its cycles were obtained, and their interval
     device: Any = field(default=None, repr=False, compare=False)
     _stats: Any = field(default=None, repr=False)
 
@@ -109,7 +110,7 @@ class Device:
                  trace_cache: bool | str | None = None, dense: bool = False,
                  poison_dead_registers: bool = False, budget_factor: float | None = None,
                  time_limit: float | None = None, oob_reads: str = "error", toolchain: str | None = None,
-                 dry_run: bool = False) -> None:
+                 dry_run: bool = False, sampling: Any = None) -> None:
         if mode not in ("functional", "timing"):
             raise TlpsimError(f"Device mode must be 'functional' or 'timing', not {mode!r}")
         if dry_run and mode != "functional":
@@ -118,6 +119,8 @@ class Device:
         if oob_reads not in OOB_READS:
             raise TlpsimError(f"Device oob_reads must be 'error' (an illegal-address error, the default) or 'zero' "
                               f"(global loads outside every allocation read 0 and are counted), not {oob_reads!r}")
+        if sampling is not None and getattr(sampling, "on", False) and mode != "timing":
+            raise TlpsimError("Device(sampling=...) samples the timing simulation; it needs mode='timing'")
         self.config = config if config is not None else ("gtx480" if mode == "timing" else None)
         self.mode = mode
         Device._created += 1
@@ -159,7 +162,7 @@ class Device:
             from tlpsim.session import TimingSession  # the timing layer only when it is used
 
             # dense: tick every cycle (reference); the time limit covers the timing run and its plug-ins
-            self._timing = TimingSession(self.config, dense=dense, time_limit=self.time_limit)
+            self._timing = TimingSession(self.config, dense=dense, time_limit=self.time_limit, sampling=sampling)
             self.memory.host_write_hooks.append(self._timing.host_copy)
         if self.config is not None:
             # a preset's compile options apply in both modes, so a functional run and a
@@ -316,8 +319,10 @@ class Device:
         if not self._pending:
             return
         pending, self._pending = self._pending, []
-        for rec, stats in zip((p[0] for p in pending), self._timing.simulate_many([p[1] for p in pending])):
+        for k, (rec, stats) in enumerate(zip((p[0] for p in pending),
+                                             self._timing.simulate_many([p[1] for p in pending]))):
             rec.stats = stats
+            rec.sampling = self._timing.last_sampling[k] if k < len(self._timing.last_sampling) else None
 
 
 _default_device: Device | None = None

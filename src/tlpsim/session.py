@@ -89,10 +89,23 @@ class TimingSession:
     """`time_limit`: wall-clock seconds each `simulate_many` may take (None: no limit);
     past it, or when a plug-in fails, the run ends in a clear error (tlpsim.plugin_guard)."""
 
-    def __init__(self, config="gtx480", dense: bool = False, time_limit: float | None = None) -> None:
+    def __init__(self, config="gtx480", dense: bool = False, time_limit: float | None = None,
+                 sampling: Any = None) -> None:
         self.time_limit = time_limit
         self.config = load_config(config) if isinstance(config, str) else config
         self.gpu = build_gpu(self.config, dense=dense)
+        # sampled simulation (tlpsim.sampling.SamplingSpec; None or mode "off": full detail)
+        self.sampling = sampling if sampling is not None and sampling.on else None
+        self.kernel_sampler: Any = None
+        if self.sampling is not None:
+            from tlpsim.sampling.kernels import KernelSampler
+            from tlpsim.sampling.waves import WaveSampler
+
+            if self.sampling.waves:
+                self.gpu.sampler = WaveSampler(self.sampling, self.gpu)
+            if self.sampling.kernels:
+                self.kernel_sampler = KernelSampler(self.sampling)
+        self.last_sampling: list[dict | None] = []  # the last simulate_many's sampling record per launch
         self.tables = latency_tables(self.config)
         # per (kernel, compiler count): its per-instruction facts and register numbering
         self._static: dict[tuple[int, int], StaticKernel] = {}
@@ -115,6 +128,43 @@ class TimingSession:
         return stats
 
     def simulate_many(self, launches: list) -> list:
+        """`_simulate_many`, with kernel sampling when it is on: a launch alone in its
+        batch whose group already has its representatives is projected, not simulated
+        (tlpsim.sampling.kernels). `last_sampling` gets each launch's sampling record."""
+        ks = self.kernel_sampler
+        group = None
+        if ks is not None and len(launches) == 1:
+            from tlpsim.sampling.kernels import group_key
+
+            fn, _, trace, regs, smem = launches[0][:5]
+            group = ks.group_of(group_key(getattr(fn, "name", trace.kernel), trace.grid, trace.block, regs, smem),
+                                trace.warp_instructions)
+            if not ks.needs_detail(group):
+                stats, record = ks.project(group, trace.kernel, trace.warp_instructions, trace.thread_instructions)
+                self.last_sampling = [record]
+                return [stats]
+        out = self._simulate_many(launches)
+        if self.sampling is None:
+            self.last_sampling = [None] * len(out)
+            return out
+        sampler = self.gpu.sampler
+        runs = self.gpu.finished[-len(out):]
+        records = []
+        for run, st in zip(runs, out):
+            rec = sampler.records.pop(run.kid, None) if sampler is not None else None
+            if rec is None:
+                rec = {"method": "detail", "cycles": st.cycles, "interval": [st.cycles, st.cycles],
+                       "confidence": self.sampling.confidence, "warp_insts": st.warp_insts,
+                       "detail_warp_insts": st.warp_insts, "detail_fraction": 1.0,
+                       "reason": "launches run concurrently" if len(out) > 1 else ""}
+            records.append(rec)
+        if group is not None:
+            ks.simulated(group, out[0])
+            records[0].update({"group": group.index, "group_label": group.label(), "representative": True})
+        self.last_sampling = records
+        return out
+
+    def _simulate_many(self, launches: list) -> list:
         """Replay several launches together: kernels of one stream in order, different
         streams concurrently (sharing SMs as the CTA scheduler decides). Each item is
         (fn, space_of, trace, regs_per_thread, smem_per_cta, stream[, analyzed]) —

@@ -64,6 +64,10 @@ class FakeGPUPort:
         self.timers: list[tuple[int, Any]] = []
         self.groups: list[DispatchGroup] = []   # every group_ctas() in order
         self.ungrouped: list[tuple[int, int]] = []
+        self.settled_kids: list[int] = []       # every settled() in order (sampling's last decision points)
+
+    def settled(self, kid: int) -> None:
+        self.settled_kids.append(kid)
 
     def group_ctas(self, sm: int, kid: int, ctas) -> DispatchGroup:
         g = self.sms[sm].group(kid, len(self.groups) + 1, tuple(ctas))

@@ -49,6 +49,18 @@ def test_throttle_decides_once_per_sm_and_kernel_from_that_sms_ctas():
     assert t.on_retired(cta(0, 20, 5), []) == 1                   # a new launch with the same id decides anew
 
 
+def test_throttle_reports_its_last_decision_point_once_every_sm_has_decided():
+    t, port, _ = _throttle()                          # 3 SMs, per-SM scope
+    t.on_retired(cta(0, 0, 100), [])
+    t.on_retired(cta(1, 1, 100), [])
+    assert port.settled_kids == []                    # SM 2 still in phase 1: not stationary yet
+    t.on_retired(cta(2, 2, 100), [cta(2, 5, 100)])
+    assert port.settled_kids == [0]                   # wave sampling may count stable waves from here
+    t1, port1, _ = _throttle(scope="one_sm")
+    t1.on_retired(cta(1, 1, 100), [])                 # the monitor SM decides for all
+    assert port1.settled_kids == [0]
+
+
 def test_one_sm_scope_measures_on_the_monitor_sm_and_applies_everywhere():
     t, port, counts = _throttle(scope="one_sm")
     assert t.on_retired(cta(0, 0, 100), [cta(0, 3, 100)]) is None  # SM 0 does not measure

@@ -466,3 +466,17 @@ def test_subclasses_of_built_in_schedulers_get_their_context(plugin):
     scheds = gpu.sms[0].issue.policies
     assert [s.index for s in scheds] == [0, 1] and all(s.port is not None and s.config is not None
                                                       for s in scheds)
+
+
+def test_settled_marks_a_settling_plugins_last_decision_point():
+    """port.settled(kid) (tlpsim.sampling): recorded for a plug-in declared "settles",
+    refused for any other (it would switch wave sampling on for the wrong reason)."""
+    from tlpsim.session import build_gpu
+
+    gpu = build_gpu(load_config("gtx480", {"gpu.cta_scheduler": "lcs", "gpu.n_sms": 2}))
+    lcs = gpu.cta_policy
+    lcs.port.settled(5)
+    assert gpu.settled == {(id(lcs), 5)}
+    gto = dict(gpu.sms[0].plugins)["warp_scheduler.gto"]
+    with pytest.raises(PortError, match="port.settled\\(5\\) from the warp_scheduler plug-in 'gto'"):
+        gto.port.settled(5)

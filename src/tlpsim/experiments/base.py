@@ -193,7 +193,9 @@ class Experiment:
 
     def params(self, workload: str, overrides: dict | None = None, preset: str = "") -> RunParams:
         return RunParams(workload, self.size, preset or self.preset, dict(overrides or {}), 1, "timing",
-                         self.plugins, simulator=self.code)
+                         self.plugins, simulator=self.code, sampling=self.sampling)
+
+    sampling: dict | None = None  # `experiment run --sample`: every planned run sampled (SamplingSpec dict)
 
     preset = "gtx480"
 

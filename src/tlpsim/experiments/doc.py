@@ -64,7 +64,21 @@ def _how(exp: Experiment, outcome: Outcome, run: dict | None, command: str) -> l
             f"from the database, {run.get('failed', 0)} failed; wall time **{run['wall_seconds']:.0f} s "
             f"({minutes:.1f} min)** with {run.get('workers', '?')} on {run.get('machine', '?')} (load average "
             f"{load[0]} at the start, {load[1]} at the end). Size `{exp.size}`, simulator fingerprint `{exp.code}`.",
+            *(["", f"**Sampled timing**: every run was {run['sampling']} (`--sample`); cycle counts are "
+               f"projections with error bounds, checked against full detail by `tlpsim validate --sampling` "
+               f"(docs/sampling.md). " + _sampling_check(run.get("sampling_check"))] if run.get("sampling") else []),
             "", f"This page: `{command}`."]
+
+
+def _sampling_check(check: dict | None) -> str:
+    status = (check or {}).get("status", "unchecked")
+    if status == "same":
+        return "Every claim's verdict is the same as from the full-detail runs in the database."
+    if status == "differ":
+        return (f"**The verdicts of {', '.join(check['differ'])} differ from full detail**: cite the full-detail "
+                "run (`tlpsim experiment run` without `--sample`), not this page.")
+    return ("The full-detail runs are not in the database, so the verdicts are unchecked: run the experiment "
+            "without `--sample` before citing a claim.")
 
 
 def _waves(exp: Experiment, files: list[Path]) -> list[str]:

@@ -123,7 +123,8 @@ def _progress(total: int, enabled: bool):
 def run_experiment(name: str, size: str = "small", *, only: Iterable[str] | None = None, workers: int | None = None,
                    dask: str | None = None, db_path: str | Path = DEFAULT_DB, out: str | Path | None = None,
                    retry_failed: bool = False, echo: Callable[[str], None] = print, progress: bool = True,
-                   command: str = "", plugins: Iterable[str] = (), doc: str | Path | None = None) -> Outcome:
+                   command: str = "", plugins: Iterable[str] = (), doc: str | Path | None = None,
+                   sampling: dict | None = None) -> Outcome:
     """Simulate what `name` needs at `size` and write its outputs to `out` (and the
     Markdown page `doc`); `plugins` (`--plugin` specs, already loaded) are loaded by
     every run."""
@@ -131,6 +132,7 @@ def run_experiment(name: str, size: str = "small", *, only: Iterable[str] | None
     from tlpsim.sweep.backends import make_backend
 
     exp = make(name, size, tuple(plugins))
+    exp.sampling = sampling  # sampled timing for every run it plans (tlpsim.sampling); None: full detail
     only = _check_only(exp, only)
     _check_outputs(out or default_out(name, size), doc)
     t0 = time.perf_counter()
@@ -161,6 +163,19 @@ def run_experiment(name: str, size: str = "small", *, only: Iterable[str] | None
         run = {**run_meta(backend.describe(), time.perf_counter() - t0, load_start),
                "command": command or _command(), "ran": outcome.ran, "reused": outcome.reused,
                "failed": len(outcome.failed), "only": list(only or [])}
+        if sampling:  # the page says the figures are sampled, and with what
+            from tlpsim.sampling.spec import SamplingSpec
+
+            run["sampling"] = SamplingSpec.from_dict(sampling).label()
+        if sampling:  # the verdicts must be the full-detail ones before anyone cites them
+            from tlpsim.experiments.sampled import compare_claims, full_detail_claims
+
+            full = full_detail_claims(exp, db, only, _Store, _plan, MAX_STAGES)
+            sampled_claims = exp.claims(exp.analyse(results))
+            run["sampling_check"] = compare_claims(sampled_claims, full)
+            echo(f"sampled claims vs full detail: {run['sampling_check']['status']}"
+                 + (f" ({', '.join(run['sampling_check']['differ'])} differ)" if run["sampling_check"]["differ"]
+                    else ""))
         if not only:  # the page describes the whole experiment's last run
             db.set_meta(_run_key(exp), run)
         _finish(exp, results, outcome, out or default_out(name, size), {**run, "db": str(db_path)}, doc, run)

@@ -153,6 +153,12 @@ def register(point: str, name: str):
         if _params_kind(params_cls) == "bad":
             raise PluginRegistrationError(f"{cls.__qualname__}.Params must be a pydantic BaseModel or a "
                                           f"dataclass, got {params_cls!r}")
+        from tlpsim.timing.plugin import check_sampling
+
+        try:  # a wrong sampling declaration is the registration's error, not a later run's
+            check_sampling(cls, f"{point} '{name}' ({cls.__qualname__})")
+        except ConfigError as exc:
+            raise PluginRegistrationError(str(exc)) from None
         table = _REGISTRY[point]
         old = table.get(name)
         if old is not None and old is not cls and not _same_definition(old, cls):

@@ -228,6 +228,12 @@ def render_report(rec: dict) -> str:
         m = run_metrics(rec)
         util = {label: m.get(f"util_{key}", 0.0) for key, label in UNITS}
         samples = sum(len((s.get("timeline") or {}).get("cycle", [])) for s in stats)
+        if rec.get("sampling"):  # projected figures are marked as such, with their interval
+            from tlpsim.sampling.summary import describe
+
+            parts.append(f'<p class="note"><b>Sampled timing</b>: {_e(describe(rec["sampling"]))}. Cycle counts, '
+                         "rates and counters of projected launches and waves are estimates (docs/sampling.md); "
+                         "timelines cover the simulated cycles only.</p>")
         parts += [
             "<h2>Summary</h2>", _summary(stats, m),
             "<h2>IPC and resident warps/CTAs over time</h2>",

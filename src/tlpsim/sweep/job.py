@@ -43,10 +43,16 @@ class RunParams:
     plugins: tuple[str, ...] = ()   # plug-in files (absolute paths) and modules, loaded before the config resolves
     code: dict[str, Any] | None = None  # tlpsim.policies.external.fingerprint of the run's plug-in code
     simulator: str = ""  # the simulator's source fingerprint when runs are keyed by it (experiments); "" = not
+    # sampled timing (tlpsim.sampling.SamplingSpec.to_dict()); None = full detail. A sampled run
+    # is another run than the full one: it is part of the key (full-detail keys are unchanged)
+    sampling: dict | None = None
 
     def _params(self) -> dict:
-        return {"workload": self.workload, "size": self.size, "preset": self.preset,
-                "overrides": dict(sorted(self.overrides.items())), "seed": self.seed, "mode": self.mode}
+        d = {"workload": self.workload, "size": self.size, "preset": self.preset,
+             "overrides": dict(sorted(self.overrides.items())), "seed": self.seed, "mode": self.mode}
+        if self.sampling and self.sampling.get("mode", "off") != "off":
+            d["sampling"] = dict(sorted(self.sampling.items()))
+        return d
 
     def to_dict(self) -> dict:
         d = self._params()
@@ -61,7 +67,7 @@ class RunParams:
     def from_dict(cls, d: dict) -> RunParams:
         return cls(d["workload"], d.get("size", "small"), d.get("preset", "gtx480"), dict(d.get("overrides") or {}),
                    int(d.get("seed", 1)), d.get("mode", "timing"), tuple(d.get("plugins") or ()), d.get("code"),
-                   d.get("simulator", ""))
+                   d.get("simulator", ""), d.get("sampling"))
 
     def fingerprint(self) -> dict[str, Any]:
         """The hashes of the plug-in code the run depends on: the class each extension
@@ -89,6 +95,8 @@ class RunParams:
         parts = [self.workload, self.size, self.preset] + [f"{k}={_short(v)}" for k, v in sorted(self.overrides.items())]
         if self.seed != 1:
             parts.append(f"seed={self.seed}")
+        if "sampling" in self._params():
+            parts.append(f"sampled={self.sampling['mode']}")
         return " ".join(parts)
 
 
@@ -202,9 +210,16 @@ def execute(params: RunParams, *, poison_dead: bool = False,
     else:
         raise TlpsimError(f"mode must be 'functional' or 'timing', not {params.mode!r}")
     _check_code(params, external.fingerprint(config, params.plugins))
+    sampling = None
+    if params.sampling:
+        from tlpsim.sampling.spec import SamplingSpec
+
+        sampling = SamplingSpec.from_dict(params.sampling)
+        if sampling.on and params.mode != "timing":
+            raise TlpsimError("--sample samples the timing simulation; it needs --mode timing")
     with _RUN_LOCK:
         dev = tlpsim.Device(mode=params.mode, config=config, poison_dead_registers=poison_dead,
-                            **(device_options or {}))
+                            sampling=sampling, **(device_options or {}))
         hook = on_device(dev) if on_device is not None else None
         try:
             with dev, (hook if hook is not None else contextlib.nullcontext()):
@@ -219,7 +234,11 @@ def execute(params: RunParams, *, poison_dead: bool = False,
     if config is not None:
         record["preset"] = params.preset
         record["config"] = config.to_dict()
-        record["stats"] = [_stats_dict(r.stats) for r in result.launches if r.stats is not None]
+        record["stats"] = [_stats_dict(r.stats, r.sampling) for r in result.launches if r.stats is not None]
+        if sampling is not None and sampling.on:
+            from tlpsim.sampling.summary import run_summary
+
+            record["sampling"] = run_summary(sampling, [r.sampling for r in result.launches if r.stats is not None])
     record["plugins"] = plugin_record(config, params.plugins)
     return RunOutcome(params, result, record, config)
 
@@ -238,7 +257,7 @@ def _partial(params: RunParams, config: Any, dev: Any, exc: Exception) -> RunOut
     if config is not None:
         record["preset"] = params.preset
         record["config"] = config.to_dict()
-        record["stats"] = [_stats_dict(r.stats) for r in done]
+        record["stats"] = [_stats_dict(r.stats, r.sampling) for r in done]
     record["plugins"] = plugin_record(config, params.plugins)
     return RunOutcome(params, None, record, config)
 
@@ -286,16 +305,22 @@ def plugin_record(config: Any, plugins: tuple[str, ...]) -> dict:
     return out
 
 
-def _stats_dict(stats) -> dict:
+def _stats_dict(stats, sampling: dict | None = None) -> dict:
+    """A launch's statistics record; a sampled launch's carries `sampling` (how its
+    cycles were obtained, their interval and the share simulated in detail)."""
     to_dict = getattr(stats, "to_dict", None)
-    return to_dict() if to_dict is not None else asdict(stats)
+    d = to_dict() if to_dict is not None else asdict(stats)
+    if sampling is not None:
+        d["sampling"] = sampling
+    return d
 
 
-def run_job(params: dict, run_root: str | None = None) -> dict:
+def run_job(params: dict, run_root: str | None = None, device_options: dict | None = None) -> dict:
     """A sweep worker's task: execute one run and return a plain dict for the
     results store. Never raises for a failing run: the error is the result.
     `params` is `RunParams.to_dict()`, plus optionally "plugin_sources" ({path:
-    text} of its plug-in files, for workers on hosts without them)."""
+    text} of its plug-in files, for workers on hosts without them); `device_options`
+    as for `execute` (e.g. trace_cache=False for timing comparisons)."""
     from tlpsim.policies.external import RUN_PLUGINS, load_all
 
     params = dict(params)
@@ -309,7 +334,7 @@ def run_job(params: dict, run_root: str | None = None) -> dict:
     out: dict = {"key": p.key(), "params": p.to_dict(), "started": started, "host": socket.gethostname(),
                  "worker": str(os.getpid())}
     try:
-        outcome = execute(p, plugin_sources=sources)
+        outcome = execute(p, plugin_sources=sources, device_options=device_options)
         rec = outcome.record
         out["record"] = rec
         if rec["verified"]:

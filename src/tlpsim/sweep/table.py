@@ -30,6 +30,9 @@ def flatten(row: dict, metrics: bool = False) -> dict:
         out[c] = row.get(c)
     if row.get("stale"):
         out["status"] = "stale"
+    samp = row["stats"].get("sampling") if isinstance(row.get("stats"), dict) else None
+    if samp:  # a sampled run's cycles are projections: say so, with the interval
+        out["sampled"] = f"{samp['spec']['mode']} [{samp['interval'][0]}, {samp['interval'][1]}]"
     if out["error"]:
         out["error"] = out["error"].splitlines()[0]
     if metrics and isinstance(row.get("stats"), dict) and row["stats"].get("stats"):

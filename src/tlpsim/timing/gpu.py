@@ -150,6 +150,10 @@ class GPU:
         self._batch: list[KernelRun] = []  # the launches GPU.run simulates now
         self.finished: list[KernelRun] = []
         self.kid = 0
+        # wave sampling (tlpsim.sampling.waves.WaveSampler; None: full detail) and the
+        # (plug-in id, kid) pairs whose last decision point has passed (port.settled)
+        self.sampler: Any = None
+        self.settled: set[tuple[int, int]] = set()
         self.sms: list[SM] = []
         all_parts = []
         for k in range(config.gpu.n_sms):
@@ -331,6 +335,8 @@ class GPU:
 
     def _cta_done(self, sm_id: int, run: KernelRun, index: int, now: int) -> None:
         self.cta_policy.on_cta_done(sm_id, run.kid, index, now)
+        if self.sampler is not None:
+            self.sampler.cta_done(run, now)
         if run.finished:
             run.t_end = now
             run.feed.release()  # its pieces are no longer needed
@@ -356,6 +362,8 @@ class GPU:
         if self.window is not None:
             self.window.start(start_cycle)
         self._batch = runs
+        if self.sampler is not None:
+            self.sampler.batch_started(runs, start_cycle)
         if not all(r.finished for r in runs):
             # the model allocates many short-lived tuples and few reference cycles: a
             # larger first GC generation saves most collection passes
@@ -375,7 +383,10 @@ class GPU:
         for r in runs:
             self.running.remove(r)
             self.finished.append(r)
-            out.append(launch_stats(self, r, base[id(r)], start_cycle, time.perf_counter() - t0))
+            if self.sampler is not None:  # projected waves: counters and cycles of the skipped CTAs added
+                out.append(self.sampler.launch_stats(r, base[id(r)], start_cycle, time.perf_counter() - t0))
+            else:
+                out.append(launch_stats(self, r, base[id(r)], start_cycle, time.perf_counter() - t0))
         return out
 
     def _snapshot(self) -> dict:

@@ -62,6 +62,12 @@ SM_POINTS = ("resource_allocator", "warp_scheduler", "operand_storage", "context
 GPU_POINTS = ("cta_scheduler", "monitor")
 
 
+#: whether a plug-in's behaviour allows projecting the middle waves of a launch
+#: (docs/plugins.md, "Sampling"; tlpsim.sampling.safety): "stationary" after warm-up,
+#: "settles" after a last decision point it reports with `port.settled(kid)`, or
+#: "non_stationary" (the default: it may change behaviour at any time)
+STATIONARITY = ("stationary", "settles", "non_stationary")
+
 #: how a counter becomes a launch's statistic (docs/plugins.md, "Counters")
 AGGREGATIONS = ("sum", "max", "mean")
 
@@ -196,7 +202,11 @@ class Plugin:
       count accesses with `port.count_energy(name, n)`;
     - `structures`: {name: instances per SM} — structures of the node's energy table
       it uses (e.g. {"replayq": 1}): they leak for the whole launch and
-      `port.count_energy(name, n)` counts their accesses at the table's energy.
+      `port.count_energy(name, n)` counts their accesses at the table's energy;
+    - `stationarity`: one of `STATIONARITY` — whether wave sampling may project the
+      middle of a launch it runs in (default "non_stationary": never);
+    - `sampling_tracked`: names of its "sum" counters whose rate per warp
+      instruction must be stable, as the IPC must, before waves are projected.
 
     The builder constructs it with its parameters and context keywords — always
     `port` (its `SMPort` or `GPUPort`) and `config` (the full resolved `GPUConfig`),
@@ -211,6 +221,8 @@ class Plugin:
     counters: Mapping[str, Counter] = {}
     energy: Mapping[str, EnergyStructure] = {}
     structures: Mapping[str, int] = {}
+    stationarity: str = "non_stationary"
+    sampling_tracked: tuple[str, ...] = ()
 
     def __init__(self, params: Any = None, **context: Any) -> None:
         self.params = params
@@ -257,6 +269,32 @@ def check_declarations(cls: type, where: str) -> None:
         if name in dict(getattr(cls, "energy", {}) or {}):
             raise ConfigError(f"{where}: '{name}' is both its own energy structure (`energy`) and an energy-table "
                               "structure it uses (`structures`); keep one")
+    check_sampling(cls, where)
+
+
+def check_sampling(cls: type, where: str) -> None:
+    """Raise `ConfigError` naming the plug-in when its `stationarity` or
+    `sampling_tracked` declaration is malformed."""
+    st = getattr(cls, "stationarity", "non_stationary")
+    if st not in STATIONARITY:
+        raise ConfigError(f"{where}: stationarity must be one of {', '.join(STATIONARITY)}, got {st!r}")
+    tracked = getattr(cls, "sampling_tracked", ()) or ()
+    if isinstance(tracked, str) or not all(isinstance(n, str) for n in tracked):
+        raise ConfigError(f"{where}: sampling_tracked must be a tuple of counter names, got {tracked!r}")
+    declared = dict(getattr(cls, "counters", {}) or {})
+    for name in tracked:
+        c = declared.get(name)
+        if c is None:
+            raise ConfigError(f"{where}: sampling_tracked names '{name}', which is not one of its counters "
+                              f"({', '.join(declared) or 'none declared'})")
+        if c.agg != "sum":
+            raise ConfigError(f"{where}: sampling_tracked counter '{name}' is a '{c.agg}' level; only 'sum' "
+                              "counters have a rate per instruction")
+
+
+def stationarity_of(obj: Any) -> str:
+    """A plug-in instance's declared stationarity ("non_stationary" when undeclared)."""
+    return getattr(type(obj), "stationarity", "non_stationary")
 
 
 def counts_of(obj: Any) -> dict[str, int | float]:
@@ -311,5 +349,5 @@ def construct(cls: type, params: Any, context: Mapping[str, Any]) -> Any:
 
 
 __all__ = ["AGGREGATIONS", "BLOCK_REASONS", "Counter", "EVENTS", "EnergyStructure", "GPU_POINTS", "HOLD_BITS", "Plugin",
-           "PluginCounts", "SM_POINTS", "aggregations_of", "check_declarations", "construct", "counts_of",
-           "plugin_key"]
+           "PluginCounts", "SM_POINTS", "STATIONARITY", "aggregations_of", "check_declarations", "check_sampling", "construct",
+           "counts_of", "plugin_key", "stationarity_of"]

@@ -468,6 +468,22 @@ class SMPort:
         ev = self._sm.energy_events
         ev[structure] = ev.get(structure, 0) + n
 
+    # ------------------------------------------------------------ sampling
+
+    def settled(self, kid: int) -> None:
+        """The plug-in made its last decision for launch `kid`: from now on its behaviour
+        is stationary (a plug-in declared `stationarity = "settles"`), so wave sampling
+        may start counting stable waves (tlpsim.sampling). Harmless when sampling is off."""
+        _settled(self._gpu, self.owner, self.point, kid)
+
+
+def _settled(gpu: Any, owner: Any, point: str, kid: int) -> None:
+    if getattr(type(owner), "stationarity", "non_stationary") != "settles":
+        name = getattr(type(owner), "plugin_name", type(owner).__name__)
+        raise PortError(f"port.settled({kid}) from the {point} plug-in '{name}': only a plug-in that declares "
+                        f"stationarity = \"settles\" reports a last decision point (docs/plugins.md, 'Sampling')")
+    gpu.settled.add((id(owner), kid))
+
 
 def declared_energy(plugin: Any) -> frozenset[str]:
     """Energy structures `plugin` may count: its own (`energy`) and the table's it uses (`structures`)."""
@@ -536,6 +552,10 @@ class GPUPort:
     def set_cta_limit(self, kid: int, limit: int | None) -> None:
         for p in self.sms:
             p.set_cta_limit(kid, limit)
+
+    def settled(self, kid: int) -> None:
+        """As `SMPort.settled`: the plug-in's last decision for launch `kid` is made."""
+        _settled(self._gpu, self._owner, self.point, kid)
 
     # ------------------------------------------------------------ dispatch groups
 

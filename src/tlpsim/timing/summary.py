@@ -54,10 +54,13 @@ def _plugin_stats(gpu, base: dict, span: int) -> dict:
     return out
 
 
-def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchStats:
-    """Statistics of `run`, measured from the counters snapshot `base` taken when it was queued."""
+def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float, extra_cycles: int = 0) -> LaunchStats:
+    """Statistics of `run`, measured from the counters snapshot `base` taken when it was queued.
+    `extra_cycles`: core cycles of work that was projected, not simulated (wave sampling
+    lowers `base` by the projected counters, tlpsim.sampling.waves); 0 in full detail."""
     now = gpu.core.cycle_at(gpu.engine.now)
     cycles = max(run.t_end - max(run.t_start, start_cycle), 0) + 1 if run.t_end >= 0 else now - start_cycle
+    cycles += extra_cycles
     per_sm = [_delta(sm.collect(now), base["sm"][k]) for k, sm in enumerate(gpu.sms)]
     for s, sm in zip(per_sm, gpu.sms):  # peaks are levels, not deltas
         s["peak_resident_ctas"] = sm.stats.peak_resident_ctas
@@ -108,7 +111,7 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float) -> LaunchS
             cycles, per_sm, parts, mem, run.kres.regs_per_thread, run.kres.threads_per_cta, run.kres.smem_per_cta,
             bool(ops.gates_subarrays), structures, {k: v for k, v in plugin_energy.items() if v},
             declared))
-    plugins = _plugin_stats(gpu, base.get("plugins", {}), max(now - start_cycle, 1))
+    plugins = _plugin_stats(gpu, base.get("plugins", {}), max(now - start_cycle, 1) + extra_cycles)
     l2_acc = mem.get("l2_accesses", 0)
     l2_hits = mem.get("l2_hits", 0)
     rows = mem.get("dram_row_hits", 0) + mem.get("dram_row_misses", 0)

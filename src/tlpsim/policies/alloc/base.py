@@ -70,6 +70,7 @@ class ResourceAllocator(Plugin):
 @register("resource_allocator", "baseline")
 class BaselineAllocator(ResourceAllocator):
     """Registers, shared memory, threads and CTA slots, with GPGPU-Sim's rounding."""
+    stationarity = "stationary"
 
     def __init__(self, params: Any = None, limits: SMLimits | None = None, cta_cap: int | None = None,
                  **context: Any) -> None:

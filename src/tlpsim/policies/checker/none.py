@@ -7,3 +7,4 @@ from tlpsim.policies.registry import register
 @register("execution_checker", "none")
 class NoChecker(ExecutionChecker):
     """No redundant execution."""
+    stationarity = "stationary"

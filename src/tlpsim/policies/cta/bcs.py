@@ -68,6 +68,7 @@ def occupancy_limit(config: Any, kv: KernelView) -> int:
 @register("cta_scheduler", "bcs")
 class BlockCTAScheduler(CTAScheduler):
     """Block CTA scheduling (Lee et al. HPCA'14): consecutive CTA pairs to one SM, a new pair once a pair retired."""
+    stationarity = "stationary"  # pairs of consecutive CTAs, the same rule all launch long
 
     Params = BCSParams
     events = frozenset({"kernel_end", "cta_admitted"})

@@ -73,6 +73,7 @@ def next_n(n: int, c_idle: int, c_mem: int, t_max: int, p: DynCTAParams) -> int:
 @register("cta_scheduler", "dyncta")
 class DynCTA(RoundRobinCTAScheduler):
     """DYNCTA (Kayiran et al. PACT'13): per-SM CTA count +-1 per sampling period from idle / memory-wait cycles, with CTA pausing."""
+    stationarity = "non_stationary"  # re-decides every window for the whole launch
 
     Params = DynCTAParams
     events = frozenset({"kernel_start", "kernel_end", "window", "cta_retired"})

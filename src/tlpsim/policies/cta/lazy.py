@@ -99,6 +99,8 @@ class LazyThrottle:
         else:
             self.t_new[(sm, kid)] = t_new
             self.port.sm(sm).set_cta_limit(kid, t_new)
+        if self.scope == "one_sm" or all((k, kid) in self.t_new for k in range(self.port.n_sms)):
+            self.port.settled(kid)  # every SM's limit is set: the launch is stationary from here (sampling)
         return t_new
 
     def forget(self, kid: int) -> None:

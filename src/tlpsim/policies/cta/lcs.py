@@ -34,6 +34,7 @@ class LCSParams:
 @register("cta_scheduler", "lcs")
 class LazyCTAScheduler(LazyPhases, RoundRobinCTAScheduler):
     """Lazy CTA scheduling (Lee et al. HPCA'14): throttle each SM to Eq. 1's T_new after its first CTA retires."""
+    stationarity = "settles"  # Eq. 1 decides once per SM and launch (port.settled when all have)
 
     Params = LCSParams
     events = LAZY_EVENTS

@@ -32,6 +32,7 @@ class LCSBCSParams(BCSParams, LCSParams):
 @register("cta_scheduler", "lcs_bcs")
 class LazyBlockCTAScheduler(LazyPhases, BlockCTAScheduler):
     """LCS+BCS (Lee et al. HPCA'14 Fig. 10): BCS pairs for 2D grids, throttled to Eq. 1's T_new; LCS for 1D."""
+    stationarity = "settles"
 
     Params = LCSBCSParams
     events = BlockCTAScheduler.events | LAZY_EVENTS

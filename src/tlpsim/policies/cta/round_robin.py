@@ -12,6 +12,7 @@ from tlpsim.policies.registry import register
 
 @register("cta_scheduler", "round_robin")
 class RoundRobinCTAScheduler(CTAScheduler):
+    stationarity = "stationary"
     def __init__(self, params=None, n_sms: int = 1, **context) -> None:
         super().__init__(params, n_sms, **context)
         self.next_sm = 0

@@ -7,3 +7,4 @@ from tlpsim.policies.registry import register
 @register("context_switcher", "none")
 class NoContextSwitch(ContextSwitcher):
     """No context switching: every resident warp keeps its slot until it exits."""
+    stationarity = "stationary"

@@ -7,3 +7,4 @@ from tlpsim.policies.registry import register
 @register("monitor", "none")
 class NoMonitor(Monitor):
     """Statistics and timeline only; nothing adapts."""
+    stationarity = "stationary"

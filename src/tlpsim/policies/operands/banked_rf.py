@@ -22,6 +22,7 @@ from tlpsim.timing.regbanks import RegisterBanks
 
 @register("operand_storage", "baseline")
 class BankedRegisterFile(OperandStorage):
+    stationarity = "stationary"
     @dataclass(frozen=True)
     class Params:
         banks: int | None = None           # default: sm.rf_banks

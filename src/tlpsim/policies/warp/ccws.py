@@ -87,6 +87,8 @@ class VictimTags:
 @register("warp_scheduler", "ccws")
 class CacheConsciousWavefront(GreedyThenOldest):
     """CCWS (Rogers et al. MICRO'12): victim tags detect lost locality; high-score warps keep L1D access, GTO among them."""
+    stationarity = "stationary"  # a feedback loop on lost locality: stable once its inputs are
+    sampling_tracked = ("vta_hits",)  # ... which the stability rule checks
 
     Params = CCWSParams
     events = frozenset({"kernel_start", "warp_started", "l1d_access"})

@@ -11,6 +11,7 @@ from tlpsim.policies.warp.base import WarpScheduler, WarpView
 
 @register("warp_scheduler", "gto")
 class GreedyThenOldest(WarpScheduler):
+    stationarity = "stationary"  # a fixed priority rule: the same choices at any point of a launch
     def __init__(self, params=None, n_slots: int = 64, **context) -> None:
         super().__init__(params, n_slots, **context)
         self.greedy = -1

@@ -11,6 +11,7 @@ from tlpsim.policies.warp.base import WarpScheduler, WarpView
 @register("warp_scheduler", "lrr")
 class LooseRoundRobin(WarpScheduler):
     """GPGPU-Sim's `lrr`: the next warp after the last issued one goes first."""
+    stationarity = "stationary"
 
     def __init__(self, params=None, n_slots: int = 64, **context) -> None:
         super().__init__(params, n_slots, **context)

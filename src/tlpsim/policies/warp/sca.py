@@ -51,6 +51,7 @@ LONG_STALLS = frozenset({"memory", "barrier"})
 @register("warp_scheduler", "sca")
 class SequentialCTAAware(WarpScheduler):
     """SCA (Lee et al. HPCA'14): round robin between warp i of the CTAs BCS dispatched together, greedy on that group."""
+    stationarity = "stationary"
 
     events = frozenset({"cta_admitted", "warp_started"})
 

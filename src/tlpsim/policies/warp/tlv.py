@@ -34,6 +34,7 @@ class TLVParams:
 @register("warp_scheduler", "tlv")
 class FetchGroupTwoLevel(WarpScheduler):
     """Two-level round robin with fetch groups (Narasiman et al. MICRO'11): stay on one group until all its warps stall."""
+    stationarity = "stationary"
 
     Params = TLVParams
 

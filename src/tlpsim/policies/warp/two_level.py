@@ -15,6 +15,7 @@ from tlpsim.policies.warp.base import WarpScheduler, WarpView
 
 @register("warp_scheduler", "two_level")
 class TwoLevel(WarpScheduler):
+    stationarity = "stationary"
     @dataclass(frozen=True)
     class Params:
         active_warps: int = 6  # size of the active set (ready queue)

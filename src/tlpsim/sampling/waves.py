@@ -1,0 +1,239 @@
+"""CTA-wave sampling inside a launch (TBPoint / Principal Kernel Analysis style).
+
+The GPU calls `cta_done` after every CTA retirement. Every W retirements (W = the
+CTAs of one full-occupancy wave: n_sms x the baseline's CTAs per SM) close a wave;
+its IPC is the warp instructions the SMs issued over its core cycles. Once the last
+K waves after warm-up (and after every "settles" plug-in has reported its last
+decision) are stable (`rule.stable_window`), the dispatcher skips the middle: the
+launch's next CTA jumps to the start of the tail, the skipped CTAs count as done,
+and the CTAs still resident and the tail (the last, partial wave, or the last full
+one) run in detail. The skipped CTAs' instructions come exactly from the trace; their
+cycles and every additive counter are projected at the rate of every wave since
+warm-up (the rule says when the rate is stable; a wave's IPC swings with the CTAs
+that happen to retire in it, so the longest stable span estimates the rate best).
+
+The functional pass has already traced the skipped CTAs (the decision is made
+during the timing replay, after the functional pass): their trace is not replayed,
+only counted. Sampling never touches device memory, so functional results are
+those of a full run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tlpsim.sampling import safety
+from tlpsim.sampling.rule import Wave, project_waves, stable_window
+from tlpsim.sampling.spec import SamplingSpec
+from tlpsim.timing.builder import sm_limits
+from tlpsim.timing.occupancy import occupancy
+from tlpsim.timing.summary import launch_stats
+from tlpsim.trace.format import _popcount
+
+
+@dataclass
+class _LaunchState:
+    wave_ctas: int                    # W
+    why_not: str = ""                 # set: this launch runs in full detail, for this reason
+    decided: bool = False
+    marks: list = field(default_factory=list)   # first and latest boundary counted: (now, issued, tracked, snapshot)
+    waves: list = field(default_factory=list)   # Wave of each boundary pair since the counting restarted
+    skipped_ctas: int = 0
+    skipped_insts: int = 0
+    skipped_threads: int = 0
+    window: tuple = ()
+    window_delta: dict | None = None
+    first_skipped: int = -1
+    decided_at_wave: int = -1
+    ipcs: list = field(default_factory=list)    # every completed wave's IPC (the record's diagnostics)
+
+
+def _sub_scaled(base: Any, delta: Any, scale: float) -> Any:
+    """`base` - scale x `delta`, leaf by leaf (numbers; dicts and lists recursively)."""
+    if isinstance(delta, dict):
+        b = base if isinstance(base, dict) else {}
+        out = dict(b)
+        for k, v in delta.items():
+            out[k] = _sub_scaled(b.get(k, 0), v, scale)
+        return out
+    if isinstance(delta, list):
+        b = base if isinstance(base, list) else []
+        return [_sub_scaled(b[i] if i < len(b) else 0, v, scale) for i, v in enumerate(delta)]
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)):
+        return base
+    if isinstance(base, bool) or not isinstance(base, (int, float)):
+        base = 0
+    if isinstance(base, int) and isinstance(delta, int):
+        return base - round(delta * scale)
+    return base - delta * scale
+
+
+def _delta(after: Any, before: Any) -> Any:
+    if isinstance(after, dict):
+        b = before if isinstance(before, dict) else {}
+        return {k: _delta(v, b.get(k, 0)) for k, v in after.items()}
+    if isinstance(after, list):
+        b = before if isinstance(before, list) else []
+        return [_delta(v, b[i] if i < len(b) else 0) for i, v in enumerate(after)]
+    if isinstance(after, bool) or not isinstance(after, (int, float)):
+        return 0
+    return after - (before if isinstance(before, (int, float)) and not isinstance(before, bool) else 0)
+
+
+def trace_counts(trace: Any, w0: int, w1: int) -> tuple[int, int]:
+    """(warp instructions, thread instructions) of the trace's warps [w0, w1), piece by piece."""
+    if w1 <= w0:
+        return 0, 0
+    insts = threads = 0
+    for k in range(int(trace.piece_index(w0)), int(trace.piece_index(w1 - 1)) + 1):
+        p = trace.piece(k)
+        first = int(getattr(p, "first_warp", 0))
+        n = len(p.warp_offsets) - 1
+        a, b = max(w0, first) - first, min(w1, first + n) - first
+        if b <= a:
+            continue
+        r0, r1 = int(p.warp_offsets[a]), int(p.warp_offsets[b])
+        insts += r1 - r0
+        threads += int(_popcount(p.executed[r0:r1]).sum())
+    return insts, threads
+
+
+class WaveSampler:
+    """Wave sampling of one GPU's launches (`GPU.sampler`)."""
+
+    def __init__(self, spec: SamplingSpec, gpu: Any) -> None:
+        self.spec = spec
+        self.gpu = gpu
+        self.state: dict[int, _LaunchState] = {}   # kid -> its state
+        self.records: dict[int, dict] = {}         # kid -> its sampling record (after launch_stats)
+
+    # ------------------------------------------------------------ the GPU's hooks
+
+    def batch_started(self, runs: list, start_cycle: int) -> None:
+        gpu = self.gpu
+        plugins = gpu._plugin_instances()
+        blockers = safety.blockers(plugins)
+        for r in runs:
+            if r.kid in self.state:
+                continue
+            occ = occupancy(sm_limits(gpu.cfg), r.kres.regs_per_thread, r.kres.smem_per_cta,
+                            r.kres.threads_per_cta, gpu.cfg.gpu.max_ctas_per_sm)
+            st = self.state[r.kid] = _LaunchState(max(occ.ctas, 1) * len(gpu.sms))
+            if len(runs) > 1:
+                st.why_not = "launches run concurrently (waves of one launch are not separable)"
+            elif r.gates is not None:
+                st.why_not = "CTAs read other CTAs' writes (cross-CTA dependences)"
+            elif blockers:
+                st.why_not = "plug-in " + ", ".join(blockers) + " declares non-stationary behaviour"
+            elif r.n_ctas < (self.spec.warmup_waves + self.spec.window + 2) * st.wave_ctas:
+                st.why_not = (f"{r.n_ctas} CTAs are too few waves of {st.wave_ctas} to sample "
+                              f"(needs {self.spec.warmup_waves} warm-up + {self.spec.window} stable + 2)")
+            else:
+                st.marks.append(self._mark(r, start_cycle))
+
+    def cta_done(self, run: Any, now: int) -> None:
+        st = self.state.get(run.kid)
+        if st is None or st.why_not or st.decided or run.ctas_done % st.wave_ctas:
+            return
+        wave = run.ctas_done // st.wave_ctas - 1        # the wave that just ended
+        mark = self._mark(run, now)
+        prev_now, prev_issued = st.marks[-1][0], st.marks[-1][1]
+        st.ipcs.append(round((mark[1] - prev_issued) / (now - prev_now), 4) if now > prev_now else 0.0)
+        if wave < self.spec.warmup_waves or not self._settled(run.kid):
+            st.marks, st.waves = [mark], []          # stable waves count from here
+            return
+        prev = st.marks[-1]
+        tracked = tuple((k, mark[2][k] - prev[2].get(k, 0)) for k in sorted(mark[2]))
+        st.waves.append(Wave(mark[1] - prev[1], mark[0] - prev[0], tracked))
+        st.marks = [st.marks[0], mark]                 # where counting started, and now
+        if stable_window(st.waves, self.spec.window, self.spec.tolerance):
+            self._skip(run, st, wave)
+
+    def launch_stats(self, run: Any, base: dict, start_cycle: int, wall: float) -> Any:
+        """The launch's statistics: measured, plus the skipped waves' counters and cycles."""
+        st = self.state.pop(run.kid, None)
+        if st is None or not st.skipped_ctas:
+            stats = launch_stats(self.gpu, run, base, start_cycle, wall)
+            self.records[run.kid] = self._detail_record(run, st, stats.cycles)
+            return stats
+        insts = sum(w.insts for w in st.window)
+        proj = project_waves(st.window, st.skipped_insts, self.spec.tolerance, self.spec.confidence)
+        adjusted = _sub_scaled(base, st.window_delta, st.skipped_insts / insts)
+        stats = launch_stats(self.gpu, run, adjusted, start_cycle, wall, extra_cycles=proj.cycles)
+        measured = stats.cycles - proj.cycles
+        detail = run.warp_insts - st.skipped_insts
+        self.records[run.kid] = {
+            "method": "waves", "cycles": stats.cycles, "interval": [measured + proj.low, measured + proj.high],
+            "confidence": self.spec.confidence, "measured_cycles": measured, "projected_cycles": proj.cycles,
+            "warp_insts": run.warp_insts, "detail_warp_insts": detail,
+            "detail_fraction": detail / run.warp_insts if run.warp_insts else 1.0,
+            "waves": {"ctas_per_wave": st.wave_ctas, "n_ctas": run.n_ctas, "skipped_ctas": st.skipped_ctas,
+                      "first_skipped_cta": st.first_skipped, "stable_after_wave": st.decided_at_wave,
+                      "projection_waves": len(st.window), "wave_ipc": st.ipcs},
+        }
+        return stats
+
+    # ------------------------------------------------------------ inside
+
+    def _settled(self, kid: int) -> bool:
+        return all((id(obj), kid) in self.gpu.settled for _, obj in safety.settling(self.gpu._plugin_instances()))
+
+    def _settle(self) -> None:
+        """Account the cycles sleeping components skipped, up to where a dense run has
+        ticked them at this point of the current time step (those before the ticking
+        component in this step's sweep have ticked this cycle, those after it not yet),
+        so a snapshot taken in the middle of a step reads what a dense run reads
+        (a dense run needs none of it: every component is up to date there):
+        skip-ahead == dense for sampled runs too."""
+        eng = self.gpu.engine
+        t, k = eng.now, eng._ticking
+        for j, comp in enumerate(eng.components):
+            p = comp.domain.period_fs
+            # outside a sweep (a batch starting) nothing has ticked at this step yet
+            target = t // p if (t % p or (k is not None and j <= k)) else t // p - 1
+            if target > comp.last_cycle:
+                comp.skipped(comp.last_cycle + 1, target)
+                comp.last_cycle = target
+
+    def _mark(self, run: Any, now: int) -> tuple:
+        gpu = self.gpu
+        self._settle()
+        issued = sum(sm.stats.warp_insts for sm in gpu.sms)
+        counts = gpu.plugin_counts()
+        tracked = {f"{k}.{n}": counts.get(k, {}).get(n, 0) for k, n in safety.tracked(gpu._plugin_instances())}
+        snap = {"sm": [sm.collect(now) for sm in gpu.sms], "mem": gpu.mem.counters(),
+                "sm_parts": [sm.part_counters() for sm in gpu.sms], "plugins": counts,
+                "energy_events": dict(gpu.energy_events)}
+        return (now, issued, tracked, snap)
+
+    def _skip(self, run: Any, st: _LaunchState, wave: int) -> None:
+        st.decided = True
+        tail = run.n_ctas % st.wave_ctas or st.wave_ctas
+        first, stop = run.next_cta, run.n_ctas - tail
+        if (stop - first) % 2:   # keep CTA pairs (BCS dispatch groups) whole
+            stop -= 1
+        if stop - first < st.wave_ctas:
+            st.why_not = "stable only when less than a wave was left before the tail"
+            return
+        wpc = run.trace.warps_per_cta
+        st.skipped_insts, st.skipped_threads = trace_counts(run.trace, first * wpc, stop * wpc)
+        st.skipped_ctas, st.first_skipped, st.decided_at_wave = stop - first, first, wave
+        st.window = tuple(st.waves)                     # every wave since warm-up: the projection's sample
+        st.window_delta = {k: _delta(st.marks[-1][3][k], st.marks[0][3][k]) for k in st.marks[-1][3]}
+        # the plug-ins' "max" levels are peaks, not rates: never projected
+        st.window_delta["plugins"] = {key: {n: v for n, v in vals.items()
+                                            if self.gpu.plugin_aggs().get(key, {}).get(n, "sum") != "max"}
+                                      for key, vals in st.window_delta["plugins"].items()}
+        st.marks = []
+        run.next_cta = stop
+        run.ctas_done += st.skipped_ctas
+        run.warp_insts += st.skipped_insts       # exact, from the trace
+        run.thread_insts += st.skipped_threads
+        self.gpu.redispatch()
+
+    def _detail_record(self, run: Any, st: _LaunchState | None, cycles: int) -> dict:
+        why = "" if st is None else (st.why_not or "per-wave IPC never stable within the tolerance")
+        extra = {"wave_ipc": st.ipcs} if st is not None and st.ipcs else {}
+        return {**extra, "method": "detail", "cycles": cycles, "interval": [cycles, cycles], "confidence": self.spec.confidence,
+                "warp_insts": run.warp_insts, "detail_warp_insts": run.warp_insts, "detail_fraction": 1.0,
+                "reason": why}

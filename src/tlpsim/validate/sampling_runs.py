@@ -1,0 +1,158 @@
+"""`tlpsim validate --sampling`: every built-in workload on gtx480 and maxwell_gpuduet
+and in the LCS/BCS experiment's configurations, sampled and in full detail, compared
+run by run (cycle error, interval coverage, speed-ups).
+
+The full validation takes many CPU hours, so it is resumable: every finished run is
+stored in a results database (`tlpsim.sweep.store`, sweep "validate-sampling") under
+its run key, and a rerun simulates only the runs not there yet. `--workloads`
+selects a subset; the page says how much of the plan it covers."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from tlpsim.errors import TlpsimError
+from tlpsim.sampling.spec import SamplingSpec
+
+SWEEP = "validate-sampling"
+#: the LCS/BCS experiment's configurations checked (on its tesla_m2050 preset)
+LCS_BCS_CONFIGS = ("GTO", "LCS", "BCS+SCA", "DYNCTA", "CCWS")
+PRESETS = ("gtx480", "maxwell_gpuduet")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One configuration of one workload: checked sampled against full detail."""
+
+    workload: str
+    preset: str
+    config: str          # "" for a preset's own configuration, else an LCS/BCS configuration name
+    overrides: tuple     # sorted (key, value) pairs
+
+    @property
+    def label(self) -> str:
+        return f"{self.workload} {self.preset}" + (f" {self.config}" if self.config else "")
+
+
+def plan(workloads: Iterable[str] | None = None, configs: Iterable[str] | None = None) -> list[Point]:
+    """The validation's points: workloads x (PRESETS + the LCS/BCS configurations);
+    `configs` keeps only these presets / configuration names."""
+    from tlpsim.experiments.lcs_bcs.suite import config_overrides
+    from tlpsim.workloads.registry import load_workloads
+
+    known = load_workloads()
+    names = list(workloads) if workloads else sorted(known)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise TlpsimError(f"--workloads: unknown workload(s) {', '.join(unknown)} (see `tlpsim workloads`)")
+    choices = list(PRESETS) + list(LCS_BCS_CONFIGS)
+    keep = list(configs) if configs else choices
+    bad = [c for c in keep if c not in choices]
+    if bad:
+        raise TlpsimError(f"--configs: unknown {', '.join(bad)} (choose from {', '.join(choices)})")
+    points = []
+    for wl in names:
+        for preset in PRESETS:
+            if preset in keep:
+                points.append(Point(wl, preset, "", ()))
+        for cfg in (c for c in LCS_BCS_CONFIGS if c in keep):
+            ov = config_overrides(cfg, two_d=True)
+            points.append(Point(wl, "tesla_m2050", cfg, tuple(sorted((k, _hashable(v)) for k, v in ov.items()))))
+    return points
+
+
+def _hashable(v):
+    return tuple(sorted(v.items())) if isinstance(v, dict) else v
+
+
+def _overrides(p: Point) -> dict:
+    return {k: (dict(v) if isinstance(v, tuple) else v) for k, v in p.overrides}
+
+
+def run_params(p: Point, size: str, spec: SamplingSpec | None):
+    from tlpsim.sweep.job import RunParams
+
+    return RunParams(p.workload, size, p.preset, _overrides(p), 1, "timing",
+                     sampling=spec.to_dict() if spec is not None else None)
+
+
+def run_validation(db_path: str, size: str, spec: SamplingSpec, workloads: Iterable[str] | None = None,
+                   echo: Callable[[str], None] = print, limit_s: float | None = None,
+                   configs: Iterable[str] | None = None) -> list[dict]:
+    """Simulate the points' runs not yet in the database, each with the trace cache
+    off (both runs of a point execute their functional pass and replay in-memory or
+    spilled traces alike, so their wall times compare); stop starting new runs after
+    `limit_s` seconds. Returns the compared pairs."""
+    from tlpsim.sweep.job import run_job
+    from tlpsim.sweep.store import ResultsDB
+
+    points = plan(workloads, configs)
+    t0 = time.perf_counter()
+    with ResultsDB(db_path) as db:
+        have = db.finished_keys()
+        todo = [(p, s) for p in points for s in (spec, None) if run_params(p, size, s).key() not in have]
+        echo(f"sampling validation ({size}, {spec.label()}): {len(points)} points, {2 * len(points)} runs, "
+             f"{len(todo)} to simulate; results in {db_path}")
+        for k, (p, s) in enumerate(todo, 1):
+            if limit_s is not None and time.perf_counter() - t0 > limit_s:
+                echo(f"time limit reached: {len(todo) - k + 1} runs left for the next session")
+                break
+            rp = run_params(p, size, s)
+            res = run_job(rp.to_dict(), device_options={"trace_cache": False})
+            db.put(SWEEP, res)
+            what = "sampled" if s is not None else "full"
+            echo(f"[{k}/{len(todo)}] {p.label} {what}: {res['status']} ({res['finished'] - res['started']:.0f} s)"
+                 + (f" {res['error'].splitlines()[0]}" if res.get("error") else ""))
+        return compare(db, plan(), size, spec)  # every stored point of the whole plan, not just this subset
+
+
+def compare(db, points: list[Point], size: str, spec: SamplingSpec) -> list[dict]:
+    """One row per point whose two runs are both stored (done or failed)."""
+    keys = {}
+    for p in points:
+        keys[p] = (run_params(p, size, spec).key(), run_params(p, size, None).key())
+    stored = {k: (st, err, rec) for k, st, err, rec in db.records([k for pair in keys.values() for k in pair])}
+    rows = []
+    for p, (ks, kf) in keys.items():
+        if ks not in stored or kf not in stored:
+            continue
+        rows.append(pair_row(p, stored[ks], stored[kf]))
+    return rows
+
+
+def _timing_wall(rec: dict) -> float:
+    return sum(float(s.get("wall_seconds", 0.0)) for s in rec.get("stats", []))
+
+
+def pair_row(p: Point, sampled: tuple, full: tuple) -> dict:
+    """The comparison of one point: cycle error, coverage, speed-ups."""
+    row = {"workload": p.workload, "preset": p.preset, "config": p.config or "-", "label": p.label}
+    (s_status, s_err, s_rec), (f_status, f_err, f_rec) = sampled, full
+    if s_rec is None or f_rec is None or s_status != "done" or f_status != "done":
+        row["error"] = (s_err or f_err or "run failed").splitlines()[0]
+        return row
+    full_cycles = sum(int(s["cycles"]) for s in f_rec["stats"])
+    summ = s_rec.get("sampling") or {}
+    cycles = int(summ.get("cycles", sum(int(s["cycles"]) for s in s_rec["stats"])))
+    lo, hi = summ.get("interval", [cycles, cycles])
+    t_full, t_samp = _timing_wall(f_rec), _timing_wall(s_rec)
+    # both runs execute the functional pass in full (trace cache off): its time is the
+    # rest of the run's wall time; the end-to-end figures use the full run's
+    functional = max(float(f_rec["wall_seconds"]) - t_full, 0.0)
+    row.update({
+        "full_cycles": full_cycles, "sampled_cycles": cycles, "low": int(lo), "high": int(hi),
+        "error_pct": (cycles - full_cycles) / full_cycles * 100 if full_cycles else 0.0,
+        "covered": int(lo) <= full_cycles <= int(hi),
+        "detail_fraction": float(summ.get("detail_fraction", 1.0)),
+        "sampled_launches": summ.get("launches", {}),
+        "timing_full_s": t_full, "timing_sampled_s": t_samp,
+        "timing_speedup": t_full / t_samp if t_samp > 0 else float("inf"),
+        "functional_s": functional,
+        "e2e_full_s": float(f_rec["wall_seconds"]), "e2e_sampled_s": float(s_rec["wall_seconds"]),
+        "e2e_speedup": float(f_rec["wall_seconds"]) / float(s_rec["wall_seconds"]),
+        "functional_share": functional / float(f_rec["wall_seconds"]) if f_rec["wall_seconds"] else 0.0,
+        "verified_same": bool(s_rec.get("verified")) == bool(f_rec.get("verified")),
+    })
+    return row

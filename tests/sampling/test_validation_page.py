@@ -1,0 +1,65 @@
+"""`tlpsim validate --sampling`'s plan, comparison and page, on hand-made run records."""
+
+from __future__ import annotations
+
+import pytest
+
+from tlpsim.errors import TlpsimError
+from tlpsim.sampling.spec import SamplingSpec
+from tlpsim.validate.sampling_page import BEGIN, END, markdown, summary, write_page
+from tlpsim.validate.sampling_runs import Point, pair_row, plan, run_params
+
+
+def test_plan_covers_presets_and_lcs_bcs_configurations():
+    pts = plan(["matadd"])
+    assert [p.label for p in pts] == ["matadd gtx480", "matadd maxwell_gpuduet", "matadd tesla_m2050 GTO",
+                                      "matadd tesla_m2050 LCS", "matadd tesla_m2050 BCS+SCA",
+                                      "matadd tesla_m2050 DYNCTA", "matadd tesla_m2050 CCWS"]
+    assert dict(pts[4].overrides) == {"gpu.cta_scheduler": "bcs", "sm.warp_scheduler": "sca"}
+    assert [p.label for p in plan(["matadd"], ["LCS"])] == ["matadd tesla_m2050 LCS"]
+    with pytest.raises(TlpsimError, match="unknown workload"):
+        plan(["nope"])
+    with pytest.raises(TlpsimError, match="--configs: unknown LRR"):
+        plan(["matadd"], ["LRR"])
+    full, sampled = run_params(pts[3], "study", None), run_params(pts[3], "study", SamplingSpec("all"))
+    assert full.key() != sampled.key() and full.overrides == {"gpu.cta_scheduler": "lcs"}
+
+
+def _rec(cycles, walls, wall, sampling=None):
+    rec = {"stats": [{"cycles": c, "wall_seconds": w} for c, w in zip(cycles, walls)], "wall_seconds": wall,
+           "verified": True}
+    if sampling:
+        rec["sampling"] = sampling
+    return rec
+
+
+def test_pair_row_error_coverage_and_speedups():
+    p = Point("matadd", "gtx480", "", ())
+    summ = {"cycles": 1020, "interval": [990, 1050], "detail_fraction": 0.25, "launches": {"waves": 1}}
+    row = pair_row(p, ("done", None, _rec([1020], [10.0], 14.0, summ)), ("done", None, _rec([1000], [40.0], 44.0)))
+    assert row["error_pct"] == pytest.approx(2.0) and row["covered"]
+    assert row["timing_speedup"] == 4.0 and row["e2e_speedup"] == pytest.approx(44 / 14)
+    assert row["functional_share"] == pytest.approx(4 / 44)
+    missed = pair_row(p, ("done", None, _rec([1100], [10.0], 14.0, {**summ, "cycles": 1100, "interval": [1080, 1120]})),
+                      ("done", None, _rec([1000], [40.0], 44.0)))
+    assert not missed["covered"]
+    failed = pair_row(p, ("failed", "KernelError: boom\nmore", None), ("done", None, _rec([1000], [40.0], 44.0)))
+    assert failed["error"] == "KernelError: boom" and "error_pct" not in failed
+
+
+def test_page_summary_and_partial_notice(tmp_path):
+    p = Point("matadd", "gtx480", "", ())
+    summ = {"cycles": 1020, "interval": [990, 1050], "detail_fraction": 0.25, "launches": {"waves": 1}}
+    rows = [pair_row(p, ("done", None, _rec([1020], [10.0], 14.0, summ)), ("done", None, _rec([1000], [40.0], 44.0))),
+            pair_row(p, ("done", None, _rec([990], [20.0], 24.0, {**summ, "cycles": 990})),
+                     ("done", None, _rec([1000], [40.0], 44.0)))]
+    s = summary(rows)
+    assert s["mean_abs_error_pct"] == pytest.approx(1.5) and s["max_abs_error_pct"] == pytest.approx(2.0)
+    assert s["coverage"] == 1.0 and s["timing_speedup_geomean"] == pytest.approx((4 * 2) ** 0.5)
+    text = markdown(rows, 10, "study", SamplingSpec("all"), "tlpsim validate --sampling", 60.0, "figures/x.png")
+    assert "**Partial**: 2 of the 10 planned points" in text and "about 0.2 CPU-hours" in text
+    doc = tmp_path / "sampling.md"
+    doc.write_text("# Title\n\nprose\n\n" + BEGIN + "\nold\n" + END + "\n\nafter\n")
+    write_page(doc, text)
+    out = doc.read_text()
+    assert out.startswith("# Title\n\nprose") and out.rstrip().endswith("after") and "old" not in out
