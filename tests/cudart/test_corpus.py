@@ -14,7 +14,8 @@ from .conftest import BUILDS, PROGRAMS, run_exec
 
 PASSING = ["vector_add", "multi_kernel", "constant_memory", "dynamic_shared", "streams_events", "templates",
            "separate", "separate_rdc", "illegal_address", "device_query", "managed_memory", "printf_kernel", "matrix_mul",
-           "pitched_copies", "error_api", "histogram_atomics", "profiler_async", "launch_bounds"]
+           "pitched_copies", "error_api", "histogram_atomics", "profiler_async", "launch_bounds",
+           "host_callbacks"]
 FAILING = ["device_assert", "unsupported_call", "crash"]
 
 
