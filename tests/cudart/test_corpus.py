@@ -138,6 +138,27 @@ def test_plain_nvcc_binary_is_refused_with_a_clear_message(tmp_path):
     assert "rebuild it with `tlpsim nvcc`" in r.stderr
 
 
+def test_error_api_cuda_defined_errors_and_tlpsims_stricter_checks(runs):
+    """Issue 28 §4. CUDA defines the errors of invalid launch configurations, a free of a
+    pointer that is not an allocation, a bad copy kind and an unknown symbol: tlpsim returns
+    them as a GPU does. A copy past an allocation's end and a made-up stream handle are
+    undefined behaviour (an H200 crashed on the bogus stream): tlpsim is stricter than a GPU
+    and returns an error with a diagnostic of its own instead."""
+    got = dict(line.rsplit(None, 1) for line in runs["error_api"].stdout.splitlines()[:-1])
+    got = {k.strip(): v for k, v in got.items()}
+    cuda_defined = {"block of 2048 threads (peek)": "cudaErrorInvalidConfiguration",
+                    "same (get)": "cudaErrorInvalidConfiguration", "after get": "cudaSuccess",
+                    "grid y of 70000": "cudaErrorInvalidConfiguration", "cudaMalloc": "cudaSuccess",
+                    "free of a non-allocation": "cudaErrorInvalidValue",
+                    "invalid copy kind": "cudaErrorInvalidMemcpyDirection",
+                    "symbol that is not one": "cudaErrorInvalidSymbol", "a good launch still works": "cudaSuccess"}
+    stricter_than_a_gpu = {"copy past the allocation": "cudaErrorInvalidValue",
+                           "bogus stream": "cudaErrorInvalidResourceHandle"}
+    assert got == {**cuda_defined, **stricter_than_a_gpu}
+    err = runs["error_api"].stderr
+    assert "tlpsim: cudaStreamSynchronize: 0x1234 is not a stream created by cudaStreamCreate" in err
+
+
 def test_a_repeated_failing_call_is_diagnosed_once_and_counted_at_exit(runs):
     lines = [ln for ln in runs["error_api"].stderr.splitlines() if "2048" in ln]
     assert len(lines) == 2, lines

@@ -1,6 +1,9 @@
 // The error API without kernel faults: invalid launches and arguments return the
 // documented errors, cudaPeekAtLastError keeps the error and cudaGetLastError
 // clears it, names and strings are CUDA's, and the runtime keeps working.
+// Two checks are tlpsim's own, stricter than a GPU (docs/exec.md): a copy running past
+// the end of an allocation and a made-up stream handle are undefined in CUDA (a real
+// GPU may copy into the allocation's padding, and crashed on the bogus stream).
 #include <cstdio>
 #include <cstring>
 #include <cuda_runtime.h>
