@@ -15,7 +15,7 @@ from .conftest import BUILDS, PROGRAMS, run_exec
 PASSING = ["vector_add", "multi_kernel", "constant_memory", "dynamic_shared", "streams_events", "templates",
            "separate", "separate_rdc", "illegal_address", "device_query", "managed_memory", "printf_kernel", "matrix_mul",
            "pitched_copies", "error_api", "histogram_atomics", "profiler_async", "launch_bounds",
-           "host_callbacks"]
+           "host_callbacks", "mempool_async"]
 FAILING = ["device_assert", "unsupported_call", "crash"]
 
 
@@ -157,6 +157,16 @@ def test_error_api_cuda_defined_errors_and_tlpsims_stricter_checks(runs):
     assert got == {**cuda_defined, **stricter_than_a_gpu}
     err = runs["error_api"].stderr
     assert "tlpsim: cudaStreamSynchronize: 0x1234 is not a stream created by cudaStreamCreate" in err
+
+
+def test_memory_pools_count_the_stream_ordered_allocations(runs):
+    """streamOrderedAllocation's calls: the default pool, its attributes, cudaMallocAsync and
+    cudaFreeAsync, a created pool. tlpsim counts the bytes asked for (a GPU may round up), and
+    the default pool cannot be destroyed (cudaErrorInvalidValue, as CUDA documents)."""
+    r = runs["mempool_async"]
+    assert r.stdout.splitlines() == ["default pool: used 12000 bytes with 3 allocations, 0 after freeing, high 12000",
+                                     "PASS"]
+    assert "tlpsim: cudaMemPoolDestroy: the device's default memory pool cannot be destroyed" in r.stderr
 
 
 def test_a_repeated_failing_call_is_diagnosed_once_and_counted_at_exit(runs):

@@ -37,7 +37,7 @@ class KernelOutput:
 
 
 def bootstrap(set_dispatch_address: int, write_address: int) -> None:
-    from tlpsim.cudart import api_device, api_kernels, api_memory, streams  # noqa: F401 - they register handlers
+    from tlpsim.cudart import api_device, api_kernels, api_memory, mempools, streams  # noqa: F401 - they register handlers
     from tlpsim.cudart.runtime import Runtime, Settings
     from tlpsim.errors import TlpsimError
 
