@@ -327,6 +327,7 @@ static const struct { enum cudaDeviceAttr attr; const char *name; } attr_names[]
     A(MaxSharedMemoryPerBlockOptin), A(DirectManagedMemAccessFromHost), A(MaxBlocksPerMultiprocessor),
     A(ReservedSharedMemoryPerBlock), A(MemoryPoolsSupported), A(PciDomainId), A(GPUDirectRDMASupported),
     A(HostRegisterSupported), A(MaxPersistingL2CacheSize), A(MaxAccessPolicyWindowSize),
+    A(GpuOverlap), A(MaxTexture1DLinearWidth),
 #undef A
 };
 
