@@ -15,11 +15,17 @@ CUDA compiler: one `-c` step per source, then one link step that device-links.
 Host-only .cpp files are compiled by `tlpsim nvcc` too (nvcc hands them to the host
 compiler with the CUDA include path, as CMake's CUDAToolkit include does).
 
-The programs run unmodified in functional mode (and in timing mode for the
-samples named by --timing), with problem sizes reduced only through their own
-command-line options (the ARGS below). The table gives, per program: build ok,
-the result (PASS if the program printed its own pass message and exited 0), and
-the wall time of `tlpsim exec`.
+The programs run unmodified in functional mode and, if correct there, in timing mode
+(--timing), with problem sizes reduced only through their own command-line options
+(the ARGS below). The table gives, per program: builds unmodified, runs (exit status 0,
+no kernel fault, nothing unsupported), correct (the sample's own verdict: its pass
+message, or its exit status where that is the result of its own check; "-" if it checks
+nothing), and the wall seconds of `tlpsim exec` in each mode (with the simulated cycles
+in timing mode). Samples that depend on runtime work of another branch (textures, CUDA
+graphs, cuRAND, thrust) or that have no option to make them small enough are listed
+under the table, not run (`--only NAME` runs one anyway).
+
+    --jobs 2 --results FILE    two at a time; keep outcomes in FILE and skip those already there
 """
 
 from __future__ import annotations
