@@ -346,7 +346,7 @@ def print_table(rows: list[dict], commit: str, markdown: bool) -> None:
             body.append([r["program"], f"no: {r['build_error']}", "-", "-", r["command"], "-", "-"])
             continue
         runs = "yes" if f.runs else f"no ({f.why})"
-        correct = f.correct if f.runs or f.correct == "no" else "-"
+        correct = f.correct if f.runs else "-"
         correct += f" ({f.why})" if f.runs and f.correct == "no" else ""
         if t is None:
             timing = "-"
