@@ -216,7 +216,7 @@ def run(sample: Sample, exe: Path, mode: str, run_dir: Path | None, timeout: flo
     elif sample.check == "exit":
         correct = "yes" if runs else "no"
     else:
-        correct = "yes" if runs and re.search(sample.passed, r.stdout, re.M) else "no"
+        correct = "yes" if runs and re.search(sample.passed, r.stdout, re.MULTILINE) else "no"
     if sample.check == "verdict" and re.search(r"FAIL", r.stdout):
         correct = "no"
     cycles = None
