@@ -5,17 +5,26 @@ and run them under `tlpsim exec` with small inputs this script generates.
     .venv/bin/python scripts/run_rodinia.py PATH/TO/rodinia [--work DIR] [--only bfs,lud] [--timeout S]
 
 PATH is a Rodinia 3.1 checkout that you obtained yourself (the `cuda/` and `common/`
-folders; the suite's data tarball is not needed). The script downloads nothing and
-changes nothing there: it copies the checkout into --work and builds each program with
+folders, and `openmp/` for the CPU references; the suite's data tarball is not needed).
+The script downloads nothing and changes nothing there: it copies the checkout into
+--work and builds each program with
 
     PATH=$(tlpsim toolkit)/bin:$PATH make CUDA_DIR=$(tlpsim toolkit)
 
 so Makefiles that use CUDA_DIR and those that call `nvcc` by name both reach tlpsim. No
-source or Makefile is changed. Inputs are generated (seeded) where a program reads files;
-sizes are reduced only through the programs' own arguments. "correct" is checked against
-a reference computed here (bfs: breadth-first costs; nn: nearest records) or the program's
-own verification (lud -v, huffman's GPU-vs-CPU comparison); other programs are only checked to run to completion
-("ran" = exit status 0 with no kernel fault). Prints a Markdown table.
+source or Makefile is changed (nw is built with its Makefile's own KERNEL_DIM variable
+set to -DTRACEBACK, so that it writes its result). Inputs are generated (seeded) where a
+program reads files; sizes are reduced only through the programs' own arguments.
+"correct" is checked against
+- the suite's CPU (OpenMP) version, built with its own Makefile and run on one thread
+  with the same input: b+tree (output.txt), nw (the traceback), srad_v1 (the output
+  image, +-1 grey level), streamcluster (the centres);
+- a reference computed here: bfs (breadth-first costs), nn (nearest records), hotspot
+  (the CUDA kernel's stencil in NumPy; the OpenMP version treats the edges differently);
+- the program's own verification: lud -v, huffman's GPU-vs-CPU comparison;
+- plausibility for particlefilter, which seeds from the clock.
+Other programs are only checked to run to completion ("ran" = exit status 0 with no
+kernel fault): they print nothing to compare. Prints a Markdown table.
 """
 
 from __future__ import annotations
@@ -43,12 +52,13 @@ class Program:
     run_dir: str               # where the program runs, relative to folder
     argv: list[str]            # {work} is replaced by the work folder
     exec_options: tuple = ()   # tlpsim exec options
+    make_vars: tuple = ()      # Makefile variables the suite provides (no source change), e.g. nw's KERNEL_DIM
     check: str | None = None   # name of a check function below
 
 
 PROGRAMS = [
     Program("b+tree", "b+tree", ".", ["./b+tree.out", "file", "{work}/data/b+tree/mil.txt", "command",
-                                      "{work}/data/b+tree/command.txt"]),
+                                      "{work}/data/b+tree/command.txt"], check="b+tree"),
     Program("backprop", "backprop", ".", ["./backprop", "1024"]),
     Program("bfs", "bfs", ".", ["./bfs.out", "{work}/data/bfs/graph512.txt"], check="bfs"),
     Program("cfd", "cfd", ".", ["./euler3d", "{work}/data/cfd/fvcorr.domn.097K"]),
@@ -56,7 +66,7 @@ PROGRAMS = [
     Program("gaussian", "gaussian", ".", ["./gaussian", "-s", "16"]),
     Program("heartwall", "heartwall", ".", ["./heartwall", "{work}/data/heartwall/test.avi", "1"]),
     Program("hotspot", "hotspot", ".", ["./hotspot", "64", "2", "2", "{work}/data/hotspot/temp_64",
-                                        "{work}/data/hotspot/power_64", "output.out"]),
+                                        "{work}/data/hotspot/power_64", "output.out"], check="hotspot"),
     Program("hotspot3D", "hotspot3D", ".", ["./3D", "64", "8", "2", "{work}/data/hotspot3D/power_64x8",
                                             "{work}/data/hotspot3D/temp_64x8", "output.out"]),
     Program("huffman", "huffman", ".", ["./pavle", "{work}/data/huffman/skewed64k.in"], check="huffman"),
@@ -68,16 +78,19 @@ PROGRAMS = [
     Program("mummergpu", "mummergpu", ".", ["./bin/mummergpu", "ref.fa", "query.fa"]),
     Program("myocyte", "myocyte", ".", ["./myocyte.out", "100", "1", "0"]),
     Program("nn", "nn", ".", ["./nn", "filelist_4", "-r", "5", "-lat", "30", "-lng", "90"], check="nn"),
-    Program("nw", "nw", ".", ["./needle", "64", "10"]),
-    Program("particlefilter", "particlefilter", ".", ["./particlefilter_naive", "-x", "32", "-y", "32", "-z", "4",
-                                                      "-np", "100"]),
+    # KERNEL_DIM is nw's Makefile variable for -D options; TRACEBACK makes it write result.txt
+    Program("nw", "nw", ".", ["./needle", "64", "10"], make_vars=("KERNEL_DIM=-DTRACEBACK",), check="nw"),
+    # the suite's own run-script size: at -x 32 -y 32 -z 4 -np 100 its host code's first-frame
+    # estimate is already NaN, before any kernel runs (its OpenMP version differs there)
+    Program("particlefilter", "particlefilter", ".", ["./particlefilter_naive", "-x", "128", "-y", "128", "-z", "10",
+                                                      "-np", "1000"], check="particlefilter"),
     Program("pathfinder", "pathfinder", ".", ["./pathfinder", "256", "8", "4"]),
-    Program("srad_v1", "srad/srad_v1", ".", ["./srad", "2", "0.5", "64", "64"]),
+    Program("srad_v1", "srad/srad_v1", ".", ["./srad", "2", "0.5", "64", "64"], check="srad_v1"),
     # srad_v2 loads one row before its arrays (undefined in CUDA; a GPU tolerates it)
     Program("srad_v2", "srad/srad_v2", ".", ["./srad", "64", "64", "0", "31", "0", "31", "0.5", "2"],
             exec_options=("--oob-reads", "zero")),
     Program("streamcluster", "streamcluster", ".", ["./sc_gpu", "10", "20", "16", "256", "256", "100", "none",
-                                                    "output.txt", "1"]),
+                                                    "output.txt", "1"], check="streamcluster"),
 ]
 
 
@@ -171,7 +184,126 @@ def check_huffman(work: Path, folder: Path, out: str) -> str:
     return "yes (its own GPU = CPU check)" if "PASS! vectors are matching!" in out else "NO: its own check failed"
 
 
-CHECKS = {"bfs": check_bfs, "lud": check_lud, "nn": check_nn, "huffman": check_huffman}
+def cpu_version(work: Path, name: str, make: list[str], argv: list[str]) -> Path:
+    """Build and run the suite's own CPU (OpenMP) version, one thread, in its openmp/ folder."""
+    folder = work / "openmp" / name
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder} (the checkout has no openmp/{name})")
+    subprocess.run(["make", *make], cwd=folder, capture_output=True, check=True, timeout=600)
+    subprocess.run([a.replace("{work}", str(work)) for a in argv], cwd=folder, capture_output=True, check=True,
+                   timeout=600)
+    return folder
+
+
+def numbers(text: str) -> list[float]:
+    out = []
+    for tok in text.replace(",", " ").split():
+        try:
+            out.append(float(tok))
+        except ValueError:
+            pass
+    return out
+
+
+def same_numbers(got: list[float], want: list[float], rtol: float, atol: float) -> str | None:
+    """None if equal within the tolerance, else where they first differ."""
+    if len(got) != len(want):
+        return f"{len(got)} numbers vs the CPU's {len(want)}"
+    for i, (a, b) in enumerate(zip(got, want)):
+        if abs(a - b) > atol + rtol * abs(b):
+            return f"number {i}: {a:g} vs the CPU's {b:g}"
+    return None
+
+
+def compare_with_cpu(what: str, got_file: Path, want_file: Path, rtol: float = 1e-4, atol: float = 1e-4,
+                     text: bool = True) -> str:
+    if text:
+        diff = same_numbers(numbers(got_file.read_text(errors="replace")),
+                            numbers(want_file.read_text(errors="replace")), rtol, atol)
+    else:
+        diff = None if got_file.read_bytes() == want_file.read_bytes() else "files differ"
+    return f"yes ({what})" if diff is None else f"NO: {got_file.name}: {diff}"
+
+
+def check_hotspot(work: Path, folder: Path, out: str) -> str:
+    """The CUDA kernel's own stencil in NumPy (borders clamp to the edge cell, as the kernel
+    does; the OpenMP version treats edges and corners differently, so it is not the reference)."""
+    import numpy as np
+
+    f32 = np.float32
+    n, iterations = 64, 2
+    temp = np.array(numbers((work / "data/hotspot/temp_64").read_text()), dtype=f32).reshape(n, n)
+    power = np.array(numbers((work / "data/hotspot/power_64").read_text()), dtype=f32).reshape(n, n)
+    gh, gw = f32(f32(0.016) / n), f32(f32(0.016) / n)
+    t_chip = f32(0.0005)
+    cap = f32(0.5 * 1.75e6 * t_chip * gw * gh)
+    rx = f32(gw / (2.0 * 100 * t_chip * gh))
+    ry = f32(gh / (2.0 * 100 * t_chip * gw))
+    rz = f32(t_chip / (100 * gh * gw))
+    step = f32(0.001 / f32(3.0e6 / (0.5 * t_chip * 1.75e6)))
+    sdc, rx1, ry1, rz1 = f32(step / cap), f32(1 / rx), f32(1 / ry), f32(1 / rz)
+    for _ in range(iterations):
+        t = temp.astype(np.float64)
+        north = np.vstack([t[:1], t[:-1]])
+        south = np.vstack([t[1:], t[-1:]])
+        west = np.hstack([t[:, :1], t[:, :-1]])
+        east = np.hstack([t[:, 1:], t[:, -1:]])
+        temp = (t + float(sdc) * (power + (south + north - 2.0 * t) * float(ry1) + (east + west - 2.0 * t) * float(rx1)
+                                  + (80.0 - t) * float(rz1))).astype(f32)
+    got = numbers((folder / "output.out").read_text())
+    want = [v for i, x in enumerate(temp.ravel()) for v in (i, float(x))]
+    diff = same_numbers(got, want, 2e-5, 1e-4)  # the file has %g's six digits
+    return "yes (output.out = the kernel's stencil in NumPy)" if diff is None else f"NO: output.out: {diff}"
+
+
+def check_nw(work: Path, folder: Path, out: str) -> str:
+    """The traceback against the OpenMP version's, but for its last value: both versions' last
+    step (at row 0) adds referrence[0 * cols + 1], a word malloc never initialised, so that one
+    value is whatever the heap held (0 in a fresh process; in a program running tlpsim's
+    runtime, the embedded interpreter has used the heap before)."""
+    cpu = cpu_version(work, "nw", ["needle"], ["./needle", "64", "10", "1"])
+    got, want = numbers((folder / "result.txt").read_text()), numbers((cpu / "result.txt").read_text())
+    diff = same_numbers(got[:-1], want[:-1], 0, 0)
+    return "yes (traceback = OpenMP version's but its uninitialised last value)" if diff is None \
+        else f"NO: result.txt: {diff}"
+
+
+def check_btree(work: Path, folder: Path, out: str) -> str:
+    cpu = cpu_version(work, "b+tree", [], ["./b+tree.out", "core", "1", "file", "{work}/data/b+tree/mil.txt",
+                                           "command", "{work}/data/b+tree/command.txt"])
+    return compare_with_cpu("output.txt = OpenMP version's", folder / "output.txt", cpu / "output.txt", 0, 0)
+
+
+def check_streamcluster(work: Path, folder: Path, out: str) -> str:
+    cpu = cpu_version(work, "streamcluster", ["omp"], ["./sc_omp", "10", "20", "16", "256", "256", "100", "none",
+                                                       "output.txt", "1"])
+    return compare_with_cpu("centres = OpenMP version's", folder / "output.txt", cpu / "output.txt")
+
+
+def check_srad_v1(work: Path, folder: Path, out: str) -> str:
+    cpu = cpu_version(work, "srad/srad_v1", [], ["./srad", "2", "0.5", "64", "64", "1"])
+    # the image is written as integers: a last-bit float difference may move a pixel by one
+    return compare_with_cpu("image_out.pgm = OpenMP version's (+-1)", folder / "image_out.pgm",
+                            cpu / "image_out.pgm", 0, 1)
+
+
+def check_particlefilter(work: Path, folder: Path, out: str) -> str:
+    """Seeded from the clock, so plausibility only: the last frame's estimate lies within 5
+    pixels of the object, which starts at the centre of the 128x128 frame and moves 2 pixels
+    per frame along the first coordinate and 1 along the second (its OpenMP version's
+    estimate at this size is 2.6 pixels off)."""
+    xe = [float(line.split()[1]) for line in out.splitlines() if line.startswith("XE:")]
+    ye = [float(line.split()[1]) for line in out.splitlines() if line.startswith("YE:")]
+    if not xe or not ye:
+        return "NO: no estimate printed"
+    frames, centre = 10, 64
+    d = math.hypot(xe[-1] - (centre - 2 * (frames - 1)), ye[-1] - (centre + frames - 1))
+    return f"plausible (estimate {d:.1f} px from the object)" if d < 5 else f"NO: estimate {d:.1f} px off"
+
+
+CHECKS = {"bfs": check_bfs, "lud": check_lud, "nn": check_nn, "huffman": check_huffman, "hotspot": check_hotspot,
+          "b+tree": check_btree, "nw": check_nw, "streamcluster": check_streamcluster, "srad_v1": check_srad_v1,
+          "particlefilter": check_particlefilter}
 
 
 def run(cmd: list[str], cwd: Path, env: dict, timeout: float) -> tuple[int, str, str, float]:
@@ -203,8 +335,9 @@ def main() -> int:
     if work.exists():
         shutil.rmtree(work)
     shutil.copytree(args.rodinia / "cuda", work / "cuda", symlinks=True)
-    if (args.rodinia / "common").is_dir():
-        shutil.copytree(args.rodinia / "common", work / "common", symlinks=True)
+    for extra in ("common", "openmp"):  # openmp/: the suite's CPU versions, the references of some checks
+        if (args.rodinia / extra).is_dir():
+            shutil.copytree(args.rodinia / extra, work / extra, symlinks=True)
     generate_inputs(work)
     toolkit = subprocess.run([*TLPSIM, "toolkit"], capture_output=True, text=True, check=True).stdout.strip()
     env = dict(os.environ, PATH=f"{toolkit}/bin{os.pathsep}{os.environ.get('PATH', '')}")
@@ -215,11 +348,13 @@ def main() -> int:
         if only and prog.name not in only:
             continue
         folder = work / "cuda" / prog.folder
-        rc, out, err, _ = run(["make", f"CUDA_DIR={toolkit}"], folder, env, args.timeout)
+        rc, out, err, _ = run(["make", f"CUDA_DIR={toolkit}", *prog.make_vars], folder, env, args.timeout)
         if prog.name in PREPARE:
             PREPARE[prog.name](work, folder, env)
         argv = [a.replace("{work}", str(work)) for a in prog.argv]
         shown = " ".join(a.replace(str(work), "WORK") for a in [*prog.exec_options, *argv])
+        if prog.make_vars:
+            shown = f"make {' '.join(prog.make_vars)}`, `{shown}"
         if rc != 0:
             print(f"| {prog.name} | no: {last_error(out + err)} | - | - | `{shown}` | - |", flush=True)
             continue
@@ -228,7 +363,10 @@ def main() -> int:
         fault = "kernel fault" in err
         ran = "yes" if rc == 0 and not fault else f"no (exit {rc}{', kernel fault' if fault else ''}: " \
                                                      f"{last_error(err)})"
-        correct = CHECKS[prog.check](work, rdir, out) if prog.check and ran == "yes" else "-"
+        try:
+            correct = CHECKS[prog.check](work, rdir, out) if prog.check and ran == "yes" else "-"
+        except (OSError, subprocess.SubprocessError) as exc:
+            correct = f"not checked: {str(exc)[:90]}"
         print(f"| {prog.name} | yes | {ran} | {correct} | `{shown}` | {secs:.1f} |", flush=True)
     return 0
 

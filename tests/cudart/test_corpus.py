@@ -14,7 +14,8 @@ from .conftest import BUILDS, PROGRAMS, run_exec
 
 PASSING = ["vector_add", "multi_kernel", "constant_memory", "dynamic_shared", "streams_events", "templates",
            "separate", "separate_rdc", "illegal_address", "device_query", "managed_memory", "printf_kernel", "matrix_mul",
-           "pitched_copies", "error_api", "histogram_atomics", "profiler_async", "launch_bounds"]
+           "pitched_copies", "error_api", "histogram_atomics", "profiler_async", "launch_bounds",
+           "host_callbacks", "mempool_async"]
 FAILING = ["device_assert", "unsupported_call", "crash"]
 
 
@@ -141,6 +142,39 @@ def test_plain_nvcc_binary_is_refused_with_a_clear_message(tmp_path):
     assert "rebuild it with `tlpsim nvcc`" in r.stderr
 
 
+def test_error_api_cuda_defined_errors_and_tlpsims_stricter_checks(runs):
+    """Issue 28 §4. CUDA defines the errors of invalid launch configurations, a free of a
+    pointer that is not an allocation, a bad copy kind and an unknown symbol: tlpsim returns
+    them as a GPU does — as CUDA 13 on an H200 answers them (tests/cudart/h200/: an
+    invalid configuration is cudaErrorInvalidValue there, and so is a copy past an
+    allocation's end). A made-up stream handle is undefined behaviour (the H200 crashed
+    on it, SIGSEGV): tlpsim is stricter than a GPU and returns an error with a
+    diagnostic of its own instead."""
+    got = dict(line.rsplit(None, 1) for line in runs["error_api"].stdout.splitlines()[:-1])
+    got = {k.strip(): v for k, v in got.items()}
+    cuda_defined = {"block of 2048 threads (peek)": "cudaErrorInvalidValue",
+                    "same (get)": "cudaErrorInvalidValue", "after get": "cudaSuccess",
+                    "grid y of 70000": "cudaErrorInvalidValue", "cudaMalloc": "cudaSuccess",
+                    "copy past the allocation": "cudaErrorInvalidValue",
+                    "free of a non-allocation": "cudaErrorInvalidValue",
+                    "invalid copy kind": "cudaErrorInvalidMemcpyDirection",
+                    "symbol that is not one": "cudaErrorInvalidSymbol", "a good launch still works": "cudaSuccess"}
+    stricter_than_a_gpu = {"bogus stream": "cudaErrorInvalidResourceHandle"}
+    assert got == {**cuda_defined, **stricter_than_a_gpu}
+    err = runs["error_api"].stderr
+    assert "tlpsim: cudaStreamSynchronize: 0x1234 is not a stream created by cudaStreamCreate" in err
+
+
+def test_memory_pools_count_the_stream_ordered_allocations(runs):
+    """streamOrderedAllocation's calls: the default pool, its attributes, cudaMallocAsync and
+    cudaFreeAsync, a created pool. tlpsim counts the bytes asked for (a GPU may round up), and
+    the default pool cannot be destroyed (cudaErrorInvalidValue, as CUDA documents)."""
+    r = runs["mempool_async"]
+    assert r.stdout.splitlines() == ["default pool: used 12000 bytes with 3 allocations, 0 after freeing, high 12000",
+                                     "PASS"]
+    assert "tlpsim: cudaMemPoolDestroy: the device's default memory pool cannot be destroyed" in r.stderr
+
+
 def test_a_repeated_failing_call_is_diagnosed_once_and_counted_at_exit(runs):
     lines = [ln for ln in runs["error_api"].stderr.splitlines() if "2048" in ln]
     assert len(lines) == 2, lines
@@ -162,7 +196,7 @@ def test_out_of_bounds_read_faults_by_default_and_reads_zero_when_asked(binaries
 
 def test_launch_exceeding_launch_bounds_fails_as_on_a_gpu(runs):
     r = runs["launch_bounds"]
-    assert r.stdout.splitlines() == ["maxThreadsPerBlock 128", "256 threads: cudaErrorLaunchOutOfResources", "PASS"]
+    assert r.stdout.splitlines() == ["maxThreadsPerBlock 128", "256 threads: cudaErrorInvalidValue", "PASS"]
     assert ("tlpsim: cudaLaunchKernel: kernel fill: block (256, 1, 1) (256 threads) exceeds its __launch_bounds__ "
             "(.maxntid 128 threads)") in r.stderr
 

@@ -74,3 +74,19 @@ def test_textures_point_and_integer_fetches_are_the_h200s(binaries):
         g = [float.fromhex(v) for v in got[key].split()[1:]]
         w = [float.fromhex(v) for v in want[key].split()[1:]]
         assert g == pytest.approx(w, abs=0.05), key
+
+
+def test_error_api_returns_the_h200s_error_codes(binaries):
+    """Every call the H200 answered before it crashed on the made-up stream handle
+    (SIGSEGV, exit 139: undefined, tlpsim returns cudaErrorInvalidResourceHandle)
+    gets the same error code here."""
+    r = run_exec(binaries["error_api"])
+    native = [line for line in _native("error_api") if not line.startswith("  expected")]
+    got = [line for line in r.stdout.splitlines() if not line.startswith("  expected")]
+    assert (H200 / "error_api.exit").read_text().split() == ["139"]
+    assert got[:len(native)] == native
+
+
+def test_launch_bounds_error_is_the_h200s(binaries):
+    r = run_exec(binaries["launch_bounds"])
+    assert r.stdout.splitlines()[:2] == _native("launch_bounds")[:2]

@@ -81,3 +81,26 @@ def test_exec_loads_an_out_of_tree_plugin_in_the_program(binaries, tmp_path):
     assert r.returncode == 0 and "PASS" in r.stdout, r.stderr
     (stats,) = load_run_dir(out)["stats"]
     assert stats["plugins"]["warp_scheduler.youngest_first"]["switches"] > 0
+
+
+def test_host_threads_and_stream_callbacks_in_timing_mode(binaries, tmp_path):
+    """Issue 28 §3 (simpleCallback's pattern): four host threads launch on their own streams
+    and add callbacks that start threads freeing the streams; the runtime was entered from
+    several threads at once and the timing model crashed (IndexError/TypeError in the issue
+    stage, then cudaErrorUnknown from cudaStreamAddCallback). A fresh exec cache makes the
+    threads also compute and write the ptxas resources file (the temporary-name race)."""
+    import os
+    import subprocess
+
+    from .conftest import TLPSIM
+
+    env = dict(os.environ, TLPSIM_CACHE_DIR=str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    proc = subprocess.run([*TLPSIM, "exec", "--mode", "timing", "--run-dir", str(out), str(binaries["host_callbacks"])],
+                          capture_output=True, text=True, timeout=600, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["4 workloads, 4 host functions: PASS"]
+    assert "internal error" not in proc.stderr and "failed" not in proc.stderr
+    rows = [json.loads(line) for line in (out / "launches.jsonl").read_text().splitlines()]
+    assert sorted(row["stream"] for row in rows) == [1, 2, 3, 4] and all(row["cycles"] > 0 for row in rows)
+    assert [p.suffix for p in (tmp_path / "cache" / "exec" / "resources").iterdir()] == [".json"]

@@ -230,3 +230,18 @@ def test_exec_timeout_must_be_positive(value):
     result = CliRunner().invoke(exec_cmd, ["--timeout", value, "--", "./prog"])
     assert result.exit_code == 2
     assert f"Invalid value for '--timeout': {float(value)} is not in the range x>0" in result.output
+
+
+def test_every_reported_device_attribute_reaches_cudaDeviceGetAttribute():
+    """libcudart.c passes attributes by name (its enum -> name table); an attribute the
+    Python table reports but the C table lacks failed with cudaErrorInvalidValue (NVIDIA's
+    deviceQuery asks for cudaDevAttrGpuOverlap, issue 28)."""
+    import re
+
+    from tlpsim.config.loader import load_config
+    from tlpsim.cudart.build import SOURCE
+    from tlpsim.cudart.props import attributes
+
+    table = SOURCE.read_text().split("attr_names[] = {", 1)[1].split("};", 1)[0]
+    in_c = set(re.findall(r"A\(([A-Z]\w*)\)", table))  # not the macro's own A(n)
+    assert set(attributes(load_config("gtx480"))) == in_c

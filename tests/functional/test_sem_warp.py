@@ -394,3 +394,28 @@ def test_elect_sync(run_ptx):
 def test_unsupported(run_ptx, body):
     with pytest.raises(UnsupportedPTX):
         run_ptx(body, decls=DECLS, n_threads=32)
+
+
+def test_partitioned_warp_reduces_votes_and_matches_per_membermask(run_ptx):
+    """cooperative_groups::labeled_partition (NVIDIA's warpAggregatedAtomicsCG): the lanes of
+    one warp run redux/vote/match at once with different membermasks, one per group; each
+    group combines only its own members (the model used to combine the whole warp)."""
+    lanes = np.arange(N)
+    group = lanes % 3
+    masks = np.zeros(N, dtype=np.uint32)
+    for w in range(N // 32):
+        for g in range(3):
+            masks[w * 32:(w + 1) * 32][group[w * 32:(w + 1) * 32] == g] = mask_of(
+                [lane for lane in range(32) if (w * 32 + lane) % 3 == g])
+    a = (lanes * 10).astype(np.uint32)
+    pred = (lanes % 2).astype(np.uint32)
+    res = run_ptx("redux.sync.max.u32 %r1, %r2, %r3;\nredux.sync.add.u32 %r4, %r2, %r3;\n"
+                  "setp.ne.u32 %p1, %r5, 0;\nvote.sync.ballot.b32 %r6, %p1, %r3;\n"
+                  "match.any.sync.b32 %r7, %r5, %r3;",
+                  {"%r2": a, "%r3": masks, "%r5": pred}, decls=DECLS, n_threads=N)
+    for t in range(N):
+        members = [u for u in range(N) if u // 32 == t // 32 and group[u] == group[t]]
+        assert res.reg("%r1")[t] == max(a[members]), t
+        assert res.reg("%r4")[t] == sum(a[members]), t
+        assert res.reg("%r6")[t] == mask_of([u % 32 for u in members if pred[u]]), t
+        assert res.reg("%r7")[t] == mask_of([u % 32 for u in members if pred[u] == pred[t]]), t

@@ -15,6 +15,7 @@ import ctypes
 import numpy as np
 
 from tlpsim.cudart import errors as E
+from tlpsim.cudart.mempools import pools_of
 from tlpsim.cudart.runtime import api, put, view
 from tlpsim.cudart.streams import stream_of, synchronize
 
@@ -75,6 +76,8 @@ def malloc(rt, a):
     except MemoryError as exc:
         raise E.CudaError(E.MEMORY_ALLOCATION, str(exc)) from None
     rt.allocs[address] = kind
+    if len(a) > 4:  # stream-ordered (cudaMallocAsync; cudaMallocFromPoolAsync names the pool): a pool's memory
+        pools_of(rt).allocated(address, size, a[5] if len(a) > 5 else None)
     put(out, ctypes.c_uint64, address)
 
 
@@ -98,6 +101,7 @@ def free(rt, a):
         raise E.CudaError(E.INVALID_VALUE, f"{call}({address:#x}): not the start of a live "
                                            f"{'cudaMallocHost' if host else 'device'} allocation")
     del rt.allocs[address]
+    pools_of(rt).freed(address)
     rt.device.memory.free(address)
 
 

@@ -37,7 +37,7 @@ class KernelOutput:
 
 
 def bootstrap(set_dispatch_address: int, write_address: int) -> None:
-    from tlpsim.cudart import api_device, api_kernels, api_memory, streams  # noqa: F401 - they register handlers
+    from tlpsim.cudart import api_device, api_kernels, api_memory, mempools, streams  # noqa: F401 - they register handlers
     from tlpsim.cudart import api_texture, api_graph, api_capture  # noqa: F401 - issue 28; capture wraps the others: last
     from tlpsim.cudart.runtime import Runtime, Settings
     from tlpsim.errors import TlpsimError

@@ -330,6 +330,7 @@ static const struct { enum cudaDeviceAttr attr; const char *name; } attr_names[]
     A(MaxSharedMemoryPerBlockOptin), A(DirectManagedMemAccessFromHost), A(MaxBlocksPerMultiprocessor),
     A(ReservedSharedMemoryPerBlock), A(MemoryPoolsSupported), A(PciDomainId), A(GPUDirectRDMASupported),
     A(HostRegisterSupported), A(MaxPersistingL2CacheSize), A(MaxAccessPolicyWindowSize),
+    A(GpuOverlap), A(MaxTexture1DLinearWidth),
 #undef A
 };
 
@@ -449,6 +450,41 @@ EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, s
 EXPORT cudaError_t cudaFree(void *devPtr) { CALL("cudaFree", P(devPtr), 0); }
 EXPORT cudaError_t cudaFreeHost(void *ptr) { CALL("cudaFree", P(ptr), 1); }
 EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t stream) { CALL("cudaFree", P(devPtr), 0, P(stream)); }
+/* Memory pools (mempools.py): cudaMallocAsync allocates from the device's current pool;
+ * cudaMallocFromPoolAsync names the pool (the fifth word of "cudaMalloc"). */
+EXPORT cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device)
+{
+    CALL("cudaDeviceGetDefaultMemPool", P(memPool), (uint64_t)device);
+}
+EXPORT cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device)
+{
+    CALL("cudaDeviceGetMemPool", P(memPool), (uint64_t)device);
+}
+EXPORT cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool)
+{
+    CALL("cudaDeviceSetMemPool", (uint64_t)device, P(memPool));
+}
+EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolProps *poolProps)
+{
+    CALL("cudaMemPoolCreate", P(memPool), P(poolProps));
+}
+EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool) { CALL("cudaMemPoolDestroy", P(memPool)); }
+EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep)
+{
+    CALL("cudaMemPoolTrimTo", P(memPool), minBytesToKeep);
+}
+EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
+{
+    CALL("cudaMemPoolSetAttribute", P(memPool), (uint64_t)attr, P(value));
+}
+EXPORT cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
+{
+    CALL("cudaMemPoolGetAttribute", P(memPool), (uint64_t)attr, P(value));
+}
+EXPORT cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream)
+{
+    CALL("cudaMalloc", P(ptr), size, 0, 0, P(stream), P(memPool));
+}
 EXPORT cudaError_t cudaMemGetInfo(size_t *free, size_t *total) { CALL("cudaMemGetInfo", P(free), P(total)); }
 EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 {
@@ -697,6 +733,7 @@ ALIAS(cudaMemcpyToSymbolAsync_ptsz, cudaMemcpyToSymbolAsync);
 ALIAS(cudaMemcpyFromSymbolAsync_ptsz, cudaMemcpyFromSymbolAsync);
 ALIAS(cudaMallocAsync_ptsz, cudaMallocAsync);
 ALIAS(cudaFreeAsync_ptsz, cudaFreeAsync);
+ALIAS(cudaMallocFromPoolAsync_ptsz, cudaMallocFromPoolAsync);
 ALIAS(cudaMemPrefetchAsync_ptsz, cudaMemPrefetchAsync);
 ALIAS(cudaLaunchHostFunc_ptsz, cudaLaunchHostFunc);
 ALIAS(cudaStreamSynchronize_ptsz, cudaStreamSynchronize);

@@ -2,7 +2,7 @@
 of the chosen preset (SM count, clocks, slots, register file, shared memory, L2,
 memory bus), CUDA's architectural limits for the rest, and the capabilities
 tlpsim's runtime has (unified addressing and managed memory: yes; peer access,
-memory pools, cooperative launch: no). Attributes are named as in
+cooperative launch: no; memory pools: yes, mempools.py). Attributes are named as in
 `enum cudaDeviceAttr` without the `cudaDevAttr` prefix."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def attributes(config: GPUConfig) -> dict[str, int]:
         "GlobalL1CacheSupported": int(config.l1d.enabled), "LocalL1CacheSupported": 1, "ManagedMemory": 1,
         "IsMultiGpuBoard": 0, "MultiGpuBoardGroupID": 0, "HostNativeAtomicSupported": 0, "PageableMemoryAccess": 0,
         "ConcurrentManagedAccess": 1, "DirectManagedMemAccessFromHost": 1, "ComputePreemptionSupported": 0,
-        "CanUseHostPointerForRegisteredMem": 0, "CooperativeLaunch": 0, "MemoryPoolsSupported": 0,
+        "CanUseHostPointerForRegisteredMem": 0, "CooperativeLaunch": 0, "MemoryPoolsSupported": 1,
         "GPUDirectRDMASupported": 0, "HostRegisterSupported": 0, "MaxPersistingL2CacheSize": 0,
         "MaxAccessPolicyWindowSize": 0,
     }

@@ -17,6 +17,12 @@ CudaError; the dispatcher keeps CUDA's error state:
 
 A handler failing unexpectedly returns cudaErrorUnknown with the traceback on
 stderr; nothing escapes into the program as a crash.
+
+Calls from several host threads are served one at a time (the runtime's state and
+the simulator are not thread-safe; a real driver serialises its context too). Host
+functions enqueued on a stream (cudaLaunchHostFunc, cudaStreamAddCallback) run
+after the call that enqueued them has left the runtime, so a callback that starts
+a host thread which calls CUDA (NVIDIA's simpleCallback) does not wait on it.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import ctypes
 import json
 import os
 import sys
+import threading
 import traceback
 from collections import Counter
 from dataclasses import dataclass, field
@@ -169,10 +176,27 @@ class Runtime:
 
         self.failed_calls = FailedCalls(self.out_dir)  # every call that returned an error, by name
         self._records = None
+        self._lock = threading.RLock()               # one call at a time, whichever host thread makes it
+        self._depth = 0                              # calls in progress on the lock-holding thread
+        self.host_calls: list[Callable[[], None]] = []  # stream callbacks to run once the call has left
 
     # ---------------------------------------------------------- calls
 
     def dispatch(self, name: bytes, args: list[int]) -> int:
+        with self._lock:
+            self._depth += 1
+            try:
+                code = self._dispatch(name, args)
+            finally:
+                self._depth -= 1
+            calls: list[Callable[[], None]] = []
+            if self._depth == 0:
+                calls, self.host_calls = self.host_calls, []
+        for call in calls:
+            call()
+        return code
+
+    def _dispatch(self, name: bytes, args: list[int]) -> int:
         handler = HANDLERS.get(name)
         if handler is None:
             return self.unsupported_call(name.decode())

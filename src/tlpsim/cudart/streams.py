@@ -183,18 +183,26 @@ def stream_get_flags(rt, a):
     put(a[1], ctypes.c_uint32, 0 if a[2] else rt.stream_flags.get(a[0], 0))  # priority (a[2]): always 0
 
 
+# The stream's work before a host function is complete when it is enqueued (kernels run
+# functionally at launch; the batch is simulated here), so it runs as soon as the call
+# has left the runtime (Runtime.dispatch), on the calling thread, as the driver's thread would.
+
+
 @api("cudaLaunchHostFunc")
 def launch_host_func(rt, a):
     stream_of(rt, a[0])
     rt.clock.flush()
-    ctypes.CFUNCTYPE(None, ctypes.c_void_p)(a[1])(a[2] or None)
+    fn, data = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(a[1]), a[2] or None
+    rt.host_calls.append(lambda: fn(data))
 
 
 @api("cudaStreamAddCallback")
 def stream_add_callback(rt, a):
     stream_of(rt, a[0])
     rt.clock.flush()
-    ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)(a[1])(a[0] or None, 0, a[2] or None)
+    fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)(a[1])
+    stream, data = a[0] or None, a[2] or None
+    rt.host_calls.append(lambda: fn(stream, 0, data))
 
 
 # ------------------------------------------------------------------ events

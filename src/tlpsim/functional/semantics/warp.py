@@ -15,9 +15,12 @@ functional model executes a warp's converged lanes together, so a lane in
 membermask that is not executing now (it diverged) cannot be waited for: the
 participants of an operation are the *executing* lanes of the warp whose own
 lane bit is set in their membermask operand, i.e. executing lanes ∩ membermask.
-Every executing lane receives the result computed over the participants of its
-warp (for an executing lane outside membermask, where PTX is undefined, that is
-the same value its warp-mates get). Non-participating lanes contribute nothing
+Lanes of one warp may name different membermasks at once: the disjoint groups of
+a partitioned warp (cooperative groups' `labeled_partition`, `tiled_partition`)
+each reduce, vote or match over their own members. So the lanes are grouped by
+(warp, membermask value), and every executing lane receives the result computed
+over the participants of its group (for an executing lane outside its membermask,
+where PTX is undefined, that is the same value its group-mates get). Non-participating lanes contribute nothing
 (0 to a ballot or match mask, the identity to a reduction). With no membermask
 (the deprecated non-sync `vote`/`shfl`) all executing lanes participate.
 
@@ -46,7 +49,7 @@ class _Warps:
     """idx grouped by warp: `starts` of each warp's run in idx, `gid` (the run of
     each element), `lane` (int64) and `bit` (uint32 1 << lane)."""
 
-    __slots__ = ("bit", "gid", "lane", "n", "starts")
+    __slots__ = ("bit", "gid", "lane", "n", "order", "starts")
 
     def __init__(self, idx: np.ndarray) -> None:
         self.n = n = idx.size
@@ -62,9 +65,24 @@ class _Warps:
             self.gid = np.cumsum(flag)
         self.lane = idx & 31
         self.bit = np.left_shift(_U32(1), self.lane.astype(_U32))
+        self.order: np.ndarray | None = None  # set when the groups are not contiguous runs of idx
+
+    def split_by(self, key: np.ndarray) -> None:
+        """Refine the groups so that lanes of one warp with different `key` (their
+        membermask operands) form separate groups."""
+        order = np.lexsort((key, self.gid))
+        sg, sk = self.gid[order], key[order]
+        brk = np.flatnonzero((sg[1:] != sg[:-1]) | (sk[1:] != sk[:-1])) + 1
+        flag = np.zeros(self.n, dtype=np.int64)
+        flag[brk] = 1
+        gid = np.empty(self.n, dtype=np.int64)
+        gid[order] = np.cumsum(flag)
+        self.order, self.starts, self.gid = order, np.concatenate(([0], brk)), gid
 
     def reduce(self, ufunc: np.ufunc, values: np.ndarray, dtype=None) -> np.ndarray:
-        """Per-warp reduction of `values` (one per element) broadcast back to the elements."""
+        """Per-group reduction of `values` (one per element) broadcast back to the elements."""
+        if self.order is not None:
+            values = values[self.order]
         return ufunc.reduceat(values, self.starts, dtype=dtype)[self.gid]
 
     def mask(self, sel: np.ndarray | None) -> np.ndarray:
@@ -95,7 +113,10 @@ def _membermask(ins: Instruction, oc, op):
     read = oc.reader(op, "b32")
 
     def part(st, idx, ws):
-        sel = ((np.asarray(read(st, idx), dtype=_U32) >> ws.lane.astype(_U32)) & _U32(1)).astype(bool)
+        mm = np.asarray(read(st, idx), dtype=_U32)
+        if mm.ndim and mm.size > 1 and (mm != mm[0]).any():
+            ws.split_by(mm)  # partitioned warps: each membermask is its own group
+        sel = ((mm >> ws.lane.astype(_U32)) & _U32(1)).astype(bool)
         return None if sel.all() else sel
     return part
 
