@@ -119,5 +119,15 @@ def console_summary(v: dict) -> list[str]:
             val = _r(val) if "Pearson" in c["criterion"] else _pct(val, False)
         met = {True: "met", False: "NOT met", None: "not evaluated"}[c["passed"]]
         lines.append(f"  {c['criterion']}: {val} (target {c['target']}): {met}")
+    for o in v.get("other_toolchains", []):
+        lines.append(toolchain_line(o["options"]) + " (not judged):")
+        for key, label in (("reference", "reference programs"), ("micro", "microbenchmark launches"), ("all", "all")):
+            a = o["summary"][key]
+            if a["launches"] or a["failed"]:
+                lines.append(f"  {label}: {a['launches']} launches, MAE {_pct(a['mae'], False)}, "
+                             f"r {_r(a['pearson_r'])}" + (f", {a['failed']} failed" if a["failed"] else ""))
+        sw = o["summary"]["sweeps"]
+        if sw["complete"]:
+            lines.append(f"  CTA sweeps matching: {sw['matched']}/{sw['complete']}")
     lines.append(f"wall time {v['wall_s']:.0f} s")
     return lines
