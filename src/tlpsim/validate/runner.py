@@ -193,7 +193,9 @@ def validate(opts: Options, echo: Callable[[str], None] = lambda s: None) -> dic
 def validate_toolchains(opts: Options, echo: Callable[[str], None] = lambda s: None) -> dict:
     """Validate under every toolchain (TOOLCHAINS): the record of the preset's default
     toolchain, whose figures the targets are judged on, with the other toolchains'
-    records (the same selection and options) under "other_toolchains"."""
+    records under "other_toolchains" (the same selection and options but the CTA
+    sweeps, which run under the default only: they are the slow part and judged there;
+    `--toolchain cuda13` runs that toolchain's own)."""
     from dataclasses import replace
 
     if "gpu.toolchain" in opts.overrides:
@@ -204,7 +206,8 @@ def validate_toolchains(opts: Options, echo: Callable[[str], None] = lambda s: N
     records = []
     for tc in order:
         echo(f"toolchain {tc}" + (" (the preset's default)" if tc == default else ""))
-        rec = validate(replace(opts, overrides={**opts.overrides, "gpu.toolchain": tc}), echo)
+        rec = validate(replace(opts, overrides={**opts.overrides, "gpu.toolchain": tc},
+                               sweeps=opts.sweeps and tc == default), echo)
         records.append(rec)
         if rec["interrupted"]:
             break
