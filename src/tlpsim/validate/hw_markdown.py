@@ -79,9 +79,10 @@ def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> 
     out += [f"| tlpsim `{o['config']}`, PTX, {dev} (this page) | {_pct(a['mae'], False)} | "
             f"{a['launches']} launches of {len({(r['size'], r['workload']) for r in v['launches']})} workload "
             "runs |", "",
-            "Accel-Sim replays the SASS the GPU ran; tlpsim simulates PTX, which carries more instructions than "
-            "the SASS ptxas makes of it (address arithmetic, moves and conversions that SASS folds away), so "
-            "instruction-bound kernels come out slow; Accel-Sim's own PTX mode shows the same gap.", ""]
+            "Accel-Sim's figure replays the SASS the GPU ran; tlpsim simulates PTX, which carries more "
+            "instructions than the SASS ptxas makes of it (address arithmetic, moves and conversions that SASS "
+            "folds into its addressing modes), so instruction-bound kernels tend to come out slow. The two "
+            "figures are over different workloads and GPUs: they give the scale, not a ranking.", ""]
     if "scatter" in images:
         out += [f"![kernel time per launch]({images['scatter']})", ""]
     out += ["## Launches", "",
