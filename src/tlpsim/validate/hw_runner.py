@@ -204,10 +204,14 @@ def _label(j: dict) -> str:
     return f"micro    {j['name']}"
 
 
+_RANK = {("micro", None): 0, ("workload", "small"): 1, ("program", None): 2, ("workload", "paper"): 3}
+
+
 def _run(jobs: list[dict], workers: int):
-    """Cheapest first (an interrupted validation then covers the most); in this process
-    with one worker, else on forked processes."""
-    queue = sorted(jobs, key=lambda j: j.get("cost", 0.0))
+    """Microbenchmarks, `small` launches, sweeps, then `paper` launches, the cheapest first
+    within each (an interrupted validation then covers the most); in this process with one
+    worker, else on forked processes."""
+    queue = sorted(jobs, key=lambda j: (_RANK[(j["kind"], j.get("size"))], j.get("cost", 0.0)))
     if workers <= 1:
         for j in queue:
             yield execute(j)
