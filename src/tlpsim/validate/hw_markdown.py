@@ -85,6 +85,22 @@ def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> 
             "figures are over different workloads and GPUs: they give the scale, not a ranking.", ""]
     if "scatter" in images:
         out += [f"![kernel time per launch]({images['scatter']})", ""]
+    out += ["### Where it falls short, and why", "",
+            "- **PTX, not SASS.** tlpsim times the PTX; ptxas's SASS for sm_90 has fewer instructions (address "
+            "arithmetic folded into addressing modes, 64-bit pointer math done in 32 bits, moves and conversions "
+            "removed), so kernels bound by instruction issue or dependent latency (sgemm, sgemm_naive, nbody, "
+            "mriq, mergesort's tile sort) come out slower than the card.",
+            "- **Registers per thread.** `sm.register_count = \"ptxas\"` reserves the larger of ptxas's count and "
+            "tlpsim's own allocation of the PTX (e.g. btree 25 for ptxas's 16, kmeans_assign 74 for 48, raycast 57 "
+            "for 51); where that lowers the CTAs per SM below the card's, the kernel runs with less parallelism "
+            "than on the GPU. The occupancy rule itself is the card's (exact on every sweep point).",
+            "- **Shared-memory atomics.** Kernels built on contended shared-memory atomics (kmeans_accumulate's "
+            "per-warp float sums, histogram's bins) come out much faster than on the card. The likely cause (not "
+            "yet isolated): the card serialises lanes that update the same word, while tlpsim charges a shared "
+            "atomic by its bank-conflict degree like a load.",
+            "- **Not modelled:** the L2's near/far partitions (one hit latency), the per-kernel L1/shared carveout "
+            "(L1 fixed at 224 KB), the sub-core's 8-lane LD/ST units (smem_stride.tput at strides 1-2), the "
+            "extra FMA issue cost warp 0 sees at 8 warps (dep_chain.fma.256).", ""]
     out += ["## Launches", "",
             "| size | workload | # | kernel | grid × block | GPU µs | tlpsim µs | error | CTAs/SM (limit) |",
             "|---|---|---:|---|---|---:|---:|---:|---|"]
