@@ -1,5 +1,6 @@
 """`tlpsim validate`: the timing model against GPGPU-Sim's reference runs
-(tlpsim.validate)."""
+(tlpsim.validate), or with `--hardware NAME` against a real GPU's measurements
+(tlpsim.validate.hw_runner)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,22 @@ from tlpsim.cli_errors import friendly as _friendly
 
 
 @click.command("validate")
-@click.option("--config", "preset", default="gtx480", show_default=True,
-              help="GPU preset or TOML file (the reference runs are GPGPU-Sim's GTX480).")
+@click.option("--config", "preset", default=None,
+              help="GPU preset or TOML file (default: gtx480, whose reference runs are GPGPU-Sim's; with --hardware "
+                   "the preset of that name, e.g. h200).")
+@click.option("--hardware", default=None, metavar="NAME",
+              help="Validate against real-GPU measurements instead (reference/hardware/NAME, e.g. h200): kernel "
+                   "time per launch at small and a paper subset, occupancy sweeps, microbenchmarks.")
+@click.option("--hardware-dir", default=None, type=click.Path(file_okay=False),
+              help="With --hardware: the measurements' directory (default: $TLPSIM_HARDWARE_DIR/NAME or "
+                   "../shared/reference/hardware/NAME).")
+@click.option("--cap", type=int, default=1, show_default=True,
+              help="With --hardware: launches simulated per workload at small (the longest first).")
+@click.option("--paper-cap", type=int, default=1, show_default=True,
+              help="With --hardware: launches simulated per workload of the paper subset.")
+@click.option("--cache-dir", default=None, type=click.Path(file_okay=False),
+              help="With --hardware: where finished jobs are kept so a rerun resumes "
+                   "(default: runs/validate-cache-HARDWARE-CONFIG).")
 @click.option("--only", "only", multiple=True, metavar="NAME[,NAME...]",
               help="Run only these: reference programs (mm_naive, ...), microbenchmarks (dep_chain, ...), single "
                    "microbenchmark launches (dep_chain.fma.32, pointer_chase.32MB, ...), or the groups "
@@ -58,9 +73,10 @@ from tlpsim.cli_errors import friendly as _friendly
 @click.option("--session-limit", default=None, type=float, metavar="SECONDS",
               help="--sampling: start no new run after this many seconds (the rest is left for the next session).")
 @_friendly
-def validate_cmd(preset: str, only: tuple, out_dir: str | None, doc: str | None, as_json: bool, sweeps: bool,
-                 workers: int, toolchain: str | None, overrides: tuple, ref_dir: str | None, time_limit: int,
-                 sampling_check: bool = False, workloads: str | None = None, size: str = "study",
+def validate_cmd(preset: str | None, hardware: str | None, hardware_dir: str | None, cap: int, paper_cap: int,
+                 cache_dir: str | None, only: tuple, out_dir: str | None, doc: str | None, as_json: bool,
+                 sweeps: bool, workers: int, toolchain: str | None, overrides: tuple, ref_dir: str | None,
+                 time_limit: int, sampling_check: bool = False, workloads: str | None = None, size: str = "study",
                  db_path: str = "", sample_mode: str = "all", sample_tolerance: float = 0.02,
                  session_limit: float | None = None, configs: str | None = None) -> None:
     """Run the GPGPU-Sim reference programs and microbenchmarks (same PTX, inputs and
@@ -95,6 +111,14 @@ def validate_cmd(preset: str, only: tuple, out_dir: str | None, doc: str | None,
         if over.get("gpu.toolchain", toolchain) != toolchain:
             raise TlpsimError(f"--toolchain {toolchain} contradicts --set gpu.toolchain={over['gpu.toolchain']}")
         over["gpu.toolchain"] = toolchain
+    if hardware is not None:
+        _validate_hardware(preset or hardware, hardware, hardware_dir, cap, paper_cap, cache_dir, names, over,
+                           out_dir, doc, as_json, sweeps, workers, ref_dir, time_limit)
+        return
+    for flag, given in (("--hardware-dir", hardware_dir), ("--cache-dir", cache_dir)):
+        if given is not None:
+            raise TlpsimError(f"{flag} applies only with --hardware NAME")
+    preset = preset or "gtx480"
     opts = Options(config=preset, only=names, overrides=over, sweeps=sweeps,
                    workers=workers, ref_dir=ref_dir, time_limit=time_limit)
     out = out_dir or os.path.join("runs", f"validate-{os.path.basename(str(preset)).split('.')[0]}-"
@@ -116,6 +140,64 @@ def validate_cmd(preset: str, only: tuple, out_dir: str | None, doc: str | None,
     for rec in [record, *record.get("other_toolchains", [])]:
         if any(p["error"] or p["verified"] is False for p in rec["programs"]) or any(j["error"] for j in rec["jobs"]):
             sys.exit(1)
+
+
+def _validate_hardware(preset: str, hardware: str, hardware_dir: str | None, cap: int, paper_cap: int,
+                       cache_dir: str | None, names: list[str], over: dict, out_dir: str | None, doc: str | None,
+                       as_json: bool, sweeps: bool, workers: int, ref_dir: str | None, time_limit: int) -> None:
+    import json
+
+    from tlpsim.errors import TlpsimError
+    from tlpsim.validate.hw_markdown import console_summary, write
+    from tlpsim.validate.hw_runner import HwOptions, validate_hardware
+    from tlpsim.validate.output import json_safe
+
+    if time_limit:
+        raise TlpsimError("--time-limit does not apply with --hardware (jobs are cached and resumable instead)")
+    if cap < 1 or paper_cap < 0:
+        raise TlpsimError(f"--cap must be at least 1 and --paper-cap at least 0, got {cap} and {paper_cap}")
+    if not sweeps:
+        if "sweeps" in names:
+            raise TlpsimError("--no-sweeps contradicts --only sweeps")
+        names = names or ["small", "paper", "micro"]
+    tag = f"{hardware}-{os.path.basename(str(preset)).split('.')[0]}"
+    opts = HwOptions(config=preset, hardware=hardware, hardware_dir=hardware_dir, ref_dir=ref_dir, only=names,
+                     overrides=over, workers=workers, cap=cap, paper_cap=paper_cap,
+                     cache_dir=cache_dir or os.path.join("runs", f"validate-cache-{tag}"))
+    out = out_dir or os.path.join("runs", f"validate-{tag}-{time.strftime('%Y%m%d-%H%M%S')}")
+    progress = (lambda s: click.echo(s, err=True)) if as_json else click.echo
+    progress(f"validating {preset} against the {hardware} measurements (workers: {workers}; finished jobs kept in "
+             f"{opts.cache_dir})")
+    record = validate_hardware(opts, echo=progress)
+    args = ["tlpsim", "validate", "--hardware", hardware]
+    if preset != hardware:
+        args += ["--config", preset]
+    if names:
+        args += ["--only", ",".join(names)]
+    if workers != 1:
+        args += ["--workers", str(workers)]
+    if cap != 1:
+        args += ["--cap", str(cap)]
+    if paper_cap != 1:
+        args += ["--paper-cap", str(paper_cap)]
+    for k, v in over.items():
+        args += ["--set", f"{k}={v}"]
+    if out_dir:
+        args += ["--out", out_dir]
+    if doc:
+        args += ["--doc", doc]
+    paths = write(record, out, doc, " ".join(shlex.quote(a) for a in args))
+    if as_json:
+        click.echo(json.dumps(json_safe(record), indent=1, default=str))
+    else:
+        for line in console_summary(record):
+            click.echo(line)
+        click.echo("written: " + ", ".join(str(p) for p in paths.values()))
+    if record["interrupted"]:
+        click.echo("interrupted: the outputs hold the runs that finished; rerun to resume", err=True)
+        sys.exit(130)
+    if any(j["error"] or j["verified"] is False for j in record["jobs"]):
+        sys.exit(1)
 
 
 def _command(opts: Any, out_dir: str | None, doc: str | None, both: bool = False) -> str:

@@ -158,6 +158,10 @@ class Device:
         self.current_stream = 0
         self._timing = None
         self._pending: list = []  # timing launches not simulated yet (explicit streams)
+        # timing mode: which launches the timing model simulates, asked with (ordinal of the
+        # launch on this device, kernel name); None = all. A launch it declines runs functionally
+        # only (its record has no stats), for validations that cap the launches they simulate.
+        self.timing_select: Any = None
         if mode == "timing":
             from tlpsim.session import TimingSession  # the timing layer only when it is used
 
@@ -298,7 +302,8 @@ class Device:
                            thread_instructions=outcome.trace.thread_instructions if outcome.trace else 0,
                            trace=outcome.trace, wall_seconds=time.perf_counter() - t0, from_cache=cached,
                            compile=program.compile_record(), oob_reads=outcome.oob_reads)
-        if self._timing is not None and outcome.trace is not None:
+        simulate = self.timing_select is None or bool(self.timing_select(len(self.launches), rec.kernel))
+        if self._timing is not None and outcome.trace is not None and simulate:
             res = program.resources.get(kernel.name)
             over = resources or {}
             regs = over.get("registers", res.registers if res else None)

@@ -226,6 +226,23 @@ def test_expars_maxwell_column():
     assert (c.sm.max_threads, c.sm.max_ctas, c.sm.registers, c.sm.shared_bytes) == (2048, 32, 65536, 65536)
 
 
+def test_h200_h100_hopper():
+    h200, h100 = load_config("h200"), load_config("h100")
+    for c in (h200, h100):
+        s = c.sm
+        assert (c.gpu.n_sms, c.gpu.core_clock_mhz, s.n_schedulers, s.sub_core_model) == (132, 1980.0, 4, True)
+        assert (s.registers, s.max_threads, s.max_ctas, s.max_warps) == (65536, 2048, 32, 64)
+        assert (s.register_alloc_unit, s.register_alloc_granularity, s.register_partitions) == ("warp", 256, 4)
+        assert (s.shared_bytes, s.shared_alloc_granularity, s.shared_reserved_per_cta) == (233472, 128, 1024)
+        assert s.shared_cycles_per_conflict == 2
+    # the H200's L2 is 62,914,560 B (cudaGetDeviceProperties); the H100's 50 MB
+    assert h200.l2.size_kb * 1024 == 62914560 and h100.l2.size_kb == 51200
+    # 4.81 TB/s and 3.35 TB/s of HBM: channels x bytes x DDR x clock
+    bw = [c.dram.n_partitions * c.dram.bus_width_bytes * c.dram.data_rate * c.gpu.dram_clock_mhz / 1e6
+          for c in (h200, h100)]
+    assert abs(bw[0] - 4.81) < 0.01 and abs(bw[1] - 3.35) < 0.01
+
+
 def test_extends_unknown_preset_names_the_file(tmp_path: Path):
     f = tmp_path / "mine.toml"
     f.write_text('extends = "gtx490"\n')

@@ -247,7 +247,7 @@ def test_launches_on_two_streams_run_concurrently():
 
 
 @pytest.mark.parametrize("preset", ["gtx480", "gtx980", "maxwell_gpuduet", "tesla_m2050", "fermi_rfv", "fermi_dmr",
-                                    "expars_maxwell"])
+                                    "expars_maxwell", "h200", "h100"])
 def test_every_preset_builds_and_runs(traced, preset):
     """Smoke test per preset: the timing model builds from it and runs a kernel."""
     ck, rec = traced

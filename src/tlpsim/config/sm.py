@@ -200,6 +200,14 @@ class SMConfig(Section):
     register_alloc_granularity: Int = field(4, "registers per thread are rounded up to a multiple of this "
                                                "when allocating (GPGPU-Sim: 4)", unit="registers/thread",
                                             ge=1, le=256)
+    register_alloc_unit: Literal["thread", "warp"] = field(
+        "thread", "what register_alloc_granularity rounds: 'thread' = registers per thread (GPGPU-Sim), 'warp' = "
+                  "registers per thread x warp_size, per warp (CUDA's occupancy calculator; granularity 256 on "
+                  "compute capability 5.0+)")
+    register_partitions: Int = field(1, "equal parts the register file is split into, each warp's registers in "
+                                        "one part (CUDA: the SM sub-partitions, 4 since Maxwell); the register "
+                                        "limit is then parts x floor(registers / parts / registers per warp) "
+                                        "warps. 1 = one pool (GPGPU-Sim)", unit="parts", ge=1, le=16)
     register_count: Literal["ptxas", "allocation"] = field(
         "ptxas", "which per-thread register count sizes a kernel's register-file allocation and numbers the "
                  "registers instructions name: 'ptxas' = the compiler's count (the larger of it and the analyses' "
@@ -210,9 +218,16 @@ class SMConfig(Section):
                                 ge=0, le=1 << 24)
     shared_alloc_granularity: Bytes = field(1, "shared memory per CTA is rounded up to a multiple of this",
                                             unit="bytes", ge=1, le=1 << 16)
+    shared_reserved_per_cta: Bytes = field(0, "shared memory the system reserves for every CTA, added to its "
+                                              "own before rounding (CUDA reservedSharedMemPerBlock: 1 KiB on "
+                                              "compute capability 8.0+)", unit="bytes", ge=0, le=1 << 16)
     shared_banks: Int = field(32, "shared-memory banks (gpgpu_shmem_num_banks)", unit="banks", ge=1, le=256)
     shared_latency: Int = field(26, "shared-memory access latency (gpgpu_smem_latency)", unit="core cycles",
                                 ge=1, le=10000)
+    shared_cycles_per_conflict: Int = field(1, "bank cycles of each conflict-free part (wavefront) of a shared-"
+                                               "memory access: one of conflict degree d holds the banks d x this "
+                                               "and returns (d - 1) x this after a conflict-free one (GPGPU-Sim: "
+                                               "1)", unit="core cycles", ge=1, le=64)
     shared_limited_broadcast: bool = field(False, "only one broadcast word per shared-memory access "
                                                   "(gpgpu_shmem_limited_broadcast)")
 
@@ -297,6 +312,9 @@ class SMConfig(Section):
         if self.shared_banks not in _SHARED_BANK_COUNTS:
             out.append(f"{k('shared_banks')} ({self.shared_banks}) must be one of "
                        f"{', '.join(map(str, _SHARED_BANK_COUNTS))} (the bank counts traces record conflicts for)")
+        if self.registers % self.register_partitions:
+            out.append(f"{k('register_partitions')} ({self.register_partitions}) must divide {k('registers')} "
+                       f"({self.registers})")
         if self.sub_core_model and self.rf_banks % self.n_schedulers:
             out.append(f"{k('rf_banks')} ({self.rf_banks}) must be a multiple of {k('n_schedulers')} "
                        f"({self.n_schedulers}) with {k('sub_core_model')}")

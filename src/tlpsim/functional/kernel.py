@@ -13,6 +13,7 @@ from tlpsim.errors import UnsupportedPTX
 from tlpsim.frontend.blocks import branch_targets
 from tlpsim.frontend.ir import Function, Imm, Instruction, Module, Special
 from tlpsim.functional.layout import Layout, build_layout
+from tlpsim.functional.unmodelled import unmodelled_feature
 from tlpsim.functional.operands import OperandCompiler
 from tlpsim.functional.semantics import load_all
 
@@ -96,6 +97,10 @@ class CompiledKernel:
 
     def _compile(self, ins: Instruction, oc: OperandCompiler, semantics: dict):
         base = ins.base
+        feature = unmodelled_feature(ins)
+        if feature is not None:
+            raise UnsupportedPTX(f"instruction '{ins.opcode}' (kernel {self.display_name}): {feature} by tlpsim's "
+                                 "functional and timing models", self.module.filename, ins.line)
         if base == "bra":
             return BRANCH, None
         if base == "brx":

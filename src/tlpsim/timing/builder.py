@@ -62,7 +62,8 @@ def sm_limits(cfg) -> SMLimits:
     s = cfg.sm
     return SMLimits(max_threads=s.max_threads, max_ctas=s.max_ctas, registers=s.registers,
                     shared_bytes=s.shared_bytes, warp_size=s.warp_size, reg_granularity=s.register_alloc_granularity,
-                    smem_granularity=s.shared_alloc_granularity)
+                    smem_granularity=s.shared_alloc_granularity, reg_per_warp=s.register_alloc_unit == "warp",
+                    reg_partitions=s.register_partitions, smem_reserved=s.shared_reserved_per_cta)
 
 
 class MemorySystem:
@@ -228,7 +229,7 @@ def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem, plugin
     l1c = CachePort("l1c", CacheArray(c.size_kb * 1024, c.assoc, c.line_bytes,
                                       c.sector_bytes if c.sectored else None, c.replacement, _set_index(c.set_index)),
                     MSHR(c.mshr_entries, c.mshr_max_merge), c.hit_latency)
-    ldst = LdstUnit(sm_id, LdstParams(smem_latency=s.shared_latency,
+    ldst = LdstUnit(sm_id, LdstParams(smem_latency=s.shared_latency, smem_wave_cycles=s.shared_cycles_per_conflict,
                                       l1_pipeline=cfg.l1d.hit_latency if cfg.l1d.enabled else 0,
                                       l1_miss_queue=cfg.l1d.miss_queue_entries),
                     l1d, l1c, mem.sm_out[sm_id], mem.sm_in[sm_id],

@@ -49,6 +49,7 @@ SMEM_WRITEBACK_STAGES: Final[int] = 2
 @dataclass
 class LdstParams:
     smem_latency: int = 26
+    smem_wave_cycles: int = 1   # bank cycles per conflict-free wavefront of a shared access
     queue_entries: int = 2   # memory instructions waiting for the unit
     # L1D accesses cross its latency pipeline (GPGPU-Sim's l1_latency_queue) before the
     # tag lookup; misses and write-throughs then wait in its miss queue for the interconnect
@@ -236,12 +237,13 @@ class LdstUnit:
         if space == _SHARED:
             degree = max(rows.bank_degree[row], 1)
             self.stats.smem_accesses += 1
-            self.stats.smem_bank_conflict_cycles += degree - 1
+            self.stats.smem_bank_conflict_cycles += (degree - 1) * self.p.smem_wave_cycles
             start = now if self.smem_free <= now else self.smem_free  # banks reserved by a plug-in
-            self.busy_until = self.smem_free = start + degree
+            waves = degree * self.p.smem_wave_cycles
+            self.busy_until = self.smem_free = start + waves
             if dst:  # after the bank cycles, the smem pipeline and the unit's writeback stages
-                self.sm.complete(warp, si, start + self.p.smem_latency + degree - 1 + SMEM_WRITEBACK_STAGES,
-                                 True, pos)
+                self.sm.complete(warp, si, start + self.p.smem_latency + waves - self.p.smem_wave_cycles
+                                 + SMEM_WRITEBACK_STAGES, True, pos)
             self._done_one(warp, now)
             return None
         accesses = rows.accesses(row)

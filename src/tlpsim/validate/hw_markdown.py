@@ -1,0 +1,206 @@
+"""The Markdown page of a validation against real-GPU measurements
+(docs/validation-h200.md): summary against the targets and beside Accel-Sim's
+published correlation, the scatter plot, every compared launch, what was left out,
+the occupancy sweeps and the microbenchmarks."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["console_summary", "render", "write"]
+
+# Published correlation of Accel-Sim against real GPUs, for scale (Khairy et al., "Accel-Sim: An
+# Extensible Simulation Framework for Validated GPU Modeling", ISCA 2020)
+ACCEL_SIM = [
+    ("Accel-Sim, SASS traces, Quadro V100 (Volta)", "~15%", "80 workloads, 1,945 kernel instances; the abstract: "
+     "79 percentage points below GPGPU-Sim 3.x's cycle error; the maintainers quote the ~15% MAE "
+     "(accel-sim-framework issue #145)"),
+    ("GPGPU-Sim 3.x, PTX, same GPU and workloads", "~94%", "15% + the 79 points of the abstract"),
+]
+
+
+def _pct(x: Any, signed: bool = True) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    return f"{100 * x:+.1f}%" if signed else f"{100 * x:.1f}%"
+
+
+def _r(x: Any) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
+
+
+def _us(x: Any) -> str:
+    return "–" if x is None else f"{x:,.1f}"
+
+
+def _verdict(ok: bool | None) -> str:
+    return "–" if ok is None else ("met" if ok else "**missed**")
+
+
+def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> str:
+    images = images or {}
+    o, s, t = v["options"], v["summary"], v["summary"]["targets"]
+    dev = v["hardware"]["device"]
+    out = [f"# Validation against a real {dev}", ""]
+    out += [f"tlpsim's `{o['config']}` preset ({o['compile']['toolchain']} {o['compile']['arch']}, "
+            f"{o['core_clock_mhz']:.0f} MHz) against measurements of the {dev} in `{v['hardware']['dir']}`: "
+            "simulated kernel time (cycles / core clock) against the CUDA-event time of each launch, the shape "
+            "of the CTA-occupancy sweeps, and the calibration microbenchmarks. No figure is fitted per kernel: "
+            "the preset's latencies are calibrated on the microbenchmarks only, and a miss stays a miss.", ""]
+    if command:
+        out += ["Regenerate with:", "", f"    {command}", ""]
+    out += [f"tlpsim {v['tlpsim'].get('tlpsim', '')}, model commit {v['tlpsim'].get('model_commit') or '–'}; "
+            f"wall time {v['wall_s'] / 60:.1f} min with {o['workers']} worker(s), {v['cpu_s'] / 60:.1f} CPU-minutes "
+            f"in the jobs (about {v['cpu_s'] / 120:.0f} min on two idle cores) "
+            f"(1-min load {v['loadavg_1min_start_end'][0]} → {v['loadavg_1min_start_end'][1]})"
+            + (" — **interrupted**, partial results" if v["interrupted"] else "") + ".", ""]
+    out += ["## Summary", "",
+            "| set | launches | MAE | r | r (log) | mean signed error | targets (MAE ≤ 25%, r ≥ 0.95) |",
+            "|---|---:|---:|---:|---:|---:|---|"]
+    for key, label in (("small", f"`small`, launches ≥ {o['min_us']:g} µs on the GPU"),
+                       ("paper", "`paper` subset: " + ", ".join(o["paper_subset"])), ("all", "all")):
+        a = s[key]
+        met = None if not a["launches"] else (a["mae"] <= t["mae"] and (a["pearson_r"] or 0) >= t["pearson_r"])
+        failed = f" (+{a['failed']} failed)" if a["failed"] else ""
+        out.append(f"| {label} | {a['launches']}{failed} | "
+                   f"{_pct(a['mae'], False)} | {_r(a['pearson_r'])} | {_r(a['log_pearson_r'])} | "
+                   f"{_pct(a['mean_signed'])} | {_verdict(met)} |")
+    m = s["micro"]
+    out += ["", f"Microbenchmarks: {m['within']} of {m['figures']} figures within {100 * t['micro_rel']:.0f}% "
+            f"(MAE {_pct(m['mae'], False)}). Occupancy sweeps: {s['sweeps']['match']} of {s['sweeps']['compared']} "
+            "with the GPU's shape and best N (±1). The occupancy rule itself equals the card's on every sweep "
+            "point (tests/config/test_h200_occupancy.py).", ""]
+    out += ["For scale, published correlations of cycle counts against real GPUs:", "",
+            "| simulator | cycle MAE | over |", "|---|---:|---|"]
+    for name, err, what in ACCEL_SIM:
+        out.append(f"| {name} | {err} | {what} |")
+    a = s["all"]
+    out += [f"| tlpsim `{o['config']}`, PTX, {dev} (this page) | {_pct(a['mae'], False)} | "
+            f"{a['launches']} launches of {len({(r['size'], r['workload']) for r in v['launches']})} workload "
+            "runs |", "",
+            "Accel-Sim's figure replays the SASS the GPU ran; tlpsim simulates PTX, which carries more "
+            "instructions than the SASS ptxas makes of it (address arithmetic, moves and conversions that SASS "
+            "folds into its addressing modes), so instruction-bound kernels tend to come out slow. The two "
+            "figures are over different workloads and GPUs: they give the scale, not a ranking.", ""]
+    if "scatter" in images:
+        out += [f"![kernel time per launch]({images['scatter']})", ""]
+    out += ["### Where it falls short, and why", "",
+            "- **PTX, not SASS.** tlpsim times the PTX; ptxas's SASS for sm_90 has fewer instructions (address "
+            "arithmetic folded into addressing modes, 64-bit pointer math done in 32 bits, moves and conversions "
+            "removed), so kernels bound by instruction issue or dependent latency (sgemm, sgemm_naive, nbody, "
+            "mriq, mergesort's tile sort) come out slower than the card.",
+            "- **Registers per thread.** `sm.register_count = \"ptxas\"` reserves the larger of ptxas's count and "
+            "tlpsim's own allocation of the PTX (e.g. btree 25 for ptxas's 16, kmeans_assign 74 for 48, raycast 57 "
+            "for 51); where that lowers the CTAs per SM below the card's, the kernel runs with less parallelism "
+            "than on the GPU. The occupancy rule itself is the card's (exact on every sweep point).",
+            "- **Shared-memory atomics.** Kernels built on contended shared-memory atomics (kmeans_accumulate's "
+            "per-warp float sums, histogram's bins) come out much faster than on the card. The likely cause (not "
+            "yet isolated): the card serialises lanes that update the same word, while tlpsim charges a shared "
+            "atomic by its bank-conflict degree like a load.",
+            "- **Not modelled:** the L2's near/far partitions (one hit latency), the per-kernel L1/shared carveout "
+            "(L1 fixed at 224 KB), the sub-core's 8-lane LD/ST units (smem_stride.tput at strides 1-2), the "
+            "extra FMA issue cost warp 0 sees at 8 warps (dep_chain.fma.256).", ""]
+    out += ["## Launches", "",
+            "| size | workload | # | kernel | grid × block | GPU µs | tlpsim µs | error | CTAs/SM (limit) |",
+            "|---|---|---:|---|---|---:|---:|---:|---|"]
+    for r in sorted(v["launches"], key=lambda r: (r["size"], r["workload"], r["ordinal"])):
+        g = "×".join(map(str, r["grid"])) + " × " + "×".join(map(str, r["block"]))
+        err = _pct(r["rel_err"]) if r["error"] is None else f"failed: {r['error']}"
+        lim = f"{r['ctas_per_sm']} ({r['limited_by']})" if r["ctas_per_sm"] is not None else "–"
+        out.append(f"| {r['size']} | {r['workload']} | {r['ordinal']} | {r['kernel']} | {g} | {_us(r['gpu_us'])} | "
+                   f"{_us(r['tlpsim_us'])} | {err} | {lim} |")
+    out += ["", "## Left out", ""]
+    left = v["left_out"]
+    by: dict[tuple[str, str], list[dict]] = {}
+    for x in left:
+        by.setdefault((x["size"], x["why"]), []).append(x)
+    out.append(f"Launches shorter than {o['min_us']:g} µs on the GPU are not compared (launch overhead and the "
+               "timer's ±0.5 µs dominate them). Of the longer ones, these were not simulated (they ran "
+               "functionally, so the programs stayed correct and verified):")
+    out.append("")
+    for (size, why), xs in sorted(by.items()):
+        wls = sorted({x["workload"] for x in xs})
+        out.append(f"- `{size}`, {why}: {len(xs)} launches ({sum(x['us'] for x in xs):,.0f} GPU-µs) of "
+                   + ", ".join(wls))
+    for size, skipped in sorted(v["hardware"]["skipped"].items()):
+        if skipped:
+            out.append(f"- `{size}`, not measured on the GPU: " + "; ".join(f"{k} ({w})" for k, w in
+                                                                           sorted(skipped.items())))
+    out += ["", "## Occupancy sweeps", "",
+            "Resident CTAs per SM limited to N: on the GPU by padding dynamic shared memory (with the maximum "
+            "shared-memory carveout, which also shrinks the L1), in tlpsim by a CTA cap (gpu.max_ctas_per_sm; "
+            "the L1 stays at the preset's size). The natural point is the kernel's own occupancy.", ""]
+    if "sweeps" in images:
+        out += [f"![occupancy sweeps]({images['sweeps']})", ""]
+    out += ["| program | N | GPU µs | tlpsim µs | GPU shape (best N) | tlpsim shape (best N) | match |",
+            "|---|---|---|---|---|---|---|"]
+    for sw in v["sweeps"]:
+        g, ours = sw["gpu"], sw["ours"]
+        out.append(f"| {sw['program']} | {', '.join(map(str, sw['n']))} | "
+                   f"{', '.join(_us(x) for x in sw['gpu_us'])} | {', '.join(_us(x) for x in sw['tlpsim_us'])} | "
+                   f"{g['shape'] if g else '–'} ({g['best_n'] if g else '–'}) | "
+                   f"{ours['shape'] if ours else '–'} ({ours['best_n'] if ours else '–'}) | "
+                   f"{'yes' if sw['match'] else ('–' if sw['match'] is None else '**no**')} |")
+    out += ["", "## Microbenchmarks", "",
+            "In-kernel `%clock` intervals of warp 0 divided by the timed operations, on the GPU (native nvcc "
+            "-O3 sm_90 build) and in tlpsim (the same source compiled to sm_90 PTX, clock read at issue).", "",
+            "| figure | unit | GPU | tlpsim | error |", "|---|---|---:|---:|---:|"]
+    for f in v["figures"]:
+        err = _pct(f["rel_err"])
+        if f["rel_err"] is not None and abs(f["rel_err"]) > t["micro_rel"]:
+            err = f"**{err}**"
+        out.append(f"| {f['id']} | {f['unit']} | {f['gpu']:.2f} | "
+                   f"{'–' if f['tlpsim'] is None else format(f['tlpsim'], '.2f')} | {err} |")
+    failed = [j for j in v["jobs"] if j["error"]]
+    if failed:
+        out += ["", "## Failed jobs", ""] + [f"- {j['kind']} {j['name']}: {j['error']}" for j in failed]
+    return "\n".join(out) + "\n"
+
+
+def write(v: dict, out_dir: Any, doc: Any = None, command: str = "") -> dict:
+    """Write validation.json, validation.md and the figures into `out_dir` and, with `doc`,
+    the page there too (linking to the same figures); returns {kind: path}."""
+    import json
+    import os
+    from pathlib import Path
+
+    from tlpsim.validate import hw_plots
+    from tlpsim.validate.output import _atomic, json_safe
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"json": "validation.json", "md": "validation.md", "scatter": "time_scatter.png",
+             "sweeps": "occupancy_sweeps.png"}
+    paths: dict = {}
+    _atomic(out / files["json"], json.dumps(json_safe({**v, "command": command}), indent=1, default=str))
+    paths["json"] = out / files["json"]
+    for kind, draw in (("scatter", hw_plots.scatter), ("sweeps", hw_plots.sweep_curves)):
+        target = out / files[kind]
+        if draw(v, target) is not None:
+            paths[kind] = target
+        elif target.exists():
+            target.unlink()
+    imgs = {k: files[k] for k in ("scatter", "sweeps") if k in paths}
+    _atomic(out / files["md"], render(v, imgs, command))
+    paths["md"] = out / files["md"]
+    if doc:
+        d = Path(doc)
+        d.parent.mkdir(parents=True, exist_ok=True)
+        rel = {k: os.path.relpath(out.resolve() / files[k], d.parent.resolve()) for k in imgs}
+        _atomic(d, render(v, rel, command))
+        paths["doc"] = d
+    return paths
+
+
+def console_summary(v: dict) -> list[str]:
+    s = v["summary"]
+    lines = []
+    for key in ("small", "paper", "all"):
+        a = s[key]
+        lines.append(f"{key:5s}: {a['launches']} launches, MAE {_pct(a['mae'], False)}, r {_r(a['pearson_r'])}"
+                     + (f", {a['failed']} failed" if a["failed"] else ""))
+    m = s["micro"]
+    lines.append(f"micro: {m['within']}/{m['figures']} figures within 15%, MAE {_pct(m['mae'], False)}")
+    lines.append(f"sweeps: {s['sweeps']['match']}/{s['sweeps']['compared']} match the GPU's shape and best N")
+    return lines

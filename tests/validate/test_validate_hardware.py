@@ -1,0 +1,81 @@
+"""`tlpsim validate --hardware h200`: the measurements' loader, the selection of what is
+simulated, and the command end to end on one microbenchmark."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tlpsim.cli import main
+from tlpsim.validate.hardware import ReferenceDataError, load_hardware, micro_figures
+from tlpsim.validate.hw_runner import PAPER_SUBSET, HwOptions, _plan
+
+HW = Path(__file__).resolve().parents[3] / "shared" / "reference" / "hardware" / "h200"
+REF = Path(__file__).resolve().parents[3] / "shared" / "reference" / "kernels"
+needs_hw = pytest.mark.skipif(not (HW / "facts.json").exists() or not (REF / "gpgpusim-gtx480.json").exists(),
+                              reason=f"H200 measurements or reference kernels not present ({HW}, {REF})")
+
+
+@needs_hw
+def test_loader_reads_launches_and_micro_figures():
+    hw = load_hardware("h200", HW)
+    assert hw.clock_mhz == 1980.0
+    assert len(hw.workloads["small"]) == 37 and len(hw.workloads["paper"]) == 30
+    assert "fdtd2d" in hw.skipped["paper"] and "vecadd" in hw.skipped["paper"]
+    (la,) = hw.launches("small", "sgemm")
+    assert (la.ordinal, la.kernel, la.grid, la.block) == (0, "sgemm_tiled", (8, 8, 1), (16, 16, 1))
+    figs = micro_figures(hw)
+    assert figs["dep_chain.fma.32"].value == 4.504 and figs["dep_chain.mad.512"].value == 8.449
+    assert figs["pointer_chase.32MB"].value == 357.53 and figs["smem_stride.tput.32"].value == 64.844
+    assert len(figs) == 25   # 10 dep_chain, 3 pointer_chase, 12 smem_stride (stream_copy prints no figure)
+
+
+@needs_hw
+def test_plan_caps_launches_and_names_what_it_leaves_out():
+    hw = load_hardware("h200", HW)
+    jobs, left = _plan(HwOptions(hardware_dir=str(HW), only=["lud", "sgemm"], cap=2, paper_cap=1), hw)
+    by = {(j["name"], j["size"]): j for j in jobs}
+    # lud at small has 14 launches of 10.4-10.8 µs: the two longest are simulated, 12 left out
+    lud = by[("lud", "small")]
+    longest = sorted((la for la in hw.launches("small", "lud") if la.us >= 10), key=lambda la: -la.us)[:2]
+    assert lud["simulate"] == sorted(la.ordinal for la in longest)
+    assert sum(1 for x in left if x["workload"] == "lud" and x["size"] == "small") == 12
+    assert ("sgemm", "small") in by and "sgemm" not in PAPER_SUBSET and ("sgemm", "paper") not in by
+    assert any(x["workload"] == "sgemm" and x["size"] == "paper" and "paper subset" in x["why"] for x in left)
+
+
+def test_unknown_hardware_and_bad_options(tmp_path):
+    with pytest.raises(ReferenceDataError, match="no hardware measurements of 'nosuch'"):
+        load_hardware("nosuch", tmp_path)
+    r = CliRunner().invoke(main, ["validate", "--hardware", "h200", "--time-limit", "5"])
+    assert r.exit_code != 0 and "--time-limit does not apply with --hardware" in r.output
+    r = CliRunner().invoke(main, ["validate", "--cache-dir", str(tmp_path)])
+    assert r.exit_code != 0 and "--cache-dir applies only with --hardware" in r.output
+
+
+@needs_hw
+def test_unknown_only_name_lists_the_choices(tmp_path):
+    r = CliRunner().invoke(main, ["validate", "--hardware", "h200", "--hardware-dir", str(HW), "--only", "nosuch",
+                                  "--out", str(tmp_path / "o"), "--cache-dir", str(tmp_path / "c")])
+    assert r.exit_code != 0 and "--only: unknown nosuch" in r.output and "sgemm" in r.output
+
+
+@needs_hw
+def test_dep_chain_end_to_end_and_resumed_from_the_cache(tmp_path):
+    args = ["validate", "--hardware", "h200", "--hardware-dir", str(HW), "--ref-dir", str(REF), "--only",
+            "dep_chain", "--out", str(tmp_path / "o"), "--cache-dir", str(tmp_path / "c"),
+            "--doc", str(tmp_path / "page.md")]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    v = json.loads((tmp_path / "o" / "validation.json").read_text())
+    figs = {f["id"]: f for f in v["figures"]}
+    assert len(figs) == 10 and figs["dep_chain.fma.32"]["gpu"] == 4.504
+    # the calibrated dependent-issue distance is 4 cycles plus the loop's share: within 15% at 1-4 warps
+    assert all(abs(figs[f"dep_chain.fma.{t}"]["rel_err"]) <= 0.15 for t in (32, 64, 128))
+    page = (tmp_path / "page.md").read_text()
+    assert "# Validation against a real NVIDIA H200" in page and "dep_chain.mad.512" in page
+    again = CliRunner().invoke(main, args)
+    assert again.exit_code == 0 and "dep_chain: cached" in again.output
