@@ -82,8 +82,6 @@ def validate_cmd(preset: str | None, hardware: str | None, hardware_dir: str | N
     microbenchmarks' derived figures and the CTA-limit sweeps with GPGPU-Sim's.
     Writes JSON, Markdown and two figures; exits 1 if a program failed or its output
     check did not pass."""
-    import json
-
     if sampling_check:
         from tlpsim.cli_sampling import validate_sampling
 
@@ -92,7 +90,7 @@ def validate_cmd(preset: str | None, hardware: str | None, hardware_dir: str | N
     from tlpsim.config.overrides import parse_overrides
     from tlpsim.errors import TlpsimError
     from tlpsim.validate import Options, validate
-    from tlpsim.validate.output import console_summary, json_safe, write
+    from tlpsim.validate.output import console_summary, write
 
     if workers < 1:
         raise TlpsimError(f"--workers must be at least 1, got {workers}")
@@ -121,15 +119,7 @@ def validate_cmd(preset: str | None, hardware: str | None, hardware_dir: str | N
              f"{'' if sweeps else ', no sweeps'})")
     record = validate(opts, echo=progress)
     paths = write(record, out, doc, _command(opts, out_dir, doc))
-    if as_json:
-        click.echo(json.dumps(json_safe(record), indent=1, default=str))
-    else:
-        for line in console_summary(record):
-            click.echo(line)
-        click.echo("written: " + ", ".join(str(p) for p in paths.values()))
-    if record["interrupted"]:
-        click.echo("interrupted: the outputs hold the runs that finished", err=True)
-        sys.exit(130)
+    _report(record, paths, as_json, console_summary, "")
     if any(p["error"] or p["verified"] is False for p in record["programs"]) \
             or any(j["error"] for j in record["jobs"]):
         sys.exit(1)
@@ -138,12 +128,9 @@ def validate_cmd(preset: str | None, hardware: str | None, hardware_dir: str | N
 def _validate_hardware(preset: str, hardware: str, hardware_dir: str | None, cap: int, paper_cap: int,
                        cache_dir: str | None, names: list[str], over: dict, out_dir: str | None, doc: str | None,
                        as_json: bool, sweeps: bool, workers: int, ref_dir: str | None, time_limit: int) -> None:
-    import json
-
     from tlpsim.errors import TlpsimError
     from tlpsim.validate.hw_markdown import console_summary, write
     from tlpsim.validate.hw_runner import HwOptions, validate_hardware
-    from tlpsim.validate.output import json_safe
 
     if time_limit:
         raise TlpsimError("--time-limit does not apply with --hardware (jobs are cached and resumable instead)")
@@ -180,17 +167,26 @@ def _validate_hardware(preset: str, hardware: str, hardware_dir: str | None, cap
     if doc:
         args += ["--doc", doc]
     paths = write(record, out, doc, " ".join(shlex.quote(a) for a in args))
+    _report(record, paths, as_json, console_summary, "; rerun to resume")
+    if any(j["error"] or j["verified"] is False for j in record["jobs"]):
+        sys.exit(1)
+
+
+def _report(record: dict, paths: dict, as_json: bool, summary: Any, resume_hint: str) -> None:
+    """Print the record (JSON) or its summary and the files written; exit 130 if interrupted."""
+    import json
+
+    from tlpsim.validate.output import json_safe
+
     if as_json:
         click.echo(json.dumps(json_safe(record), indent=1, default=str))
     else:
-        for line in console_summary(record):
+        for line in summary(record):
             click.echo(line)
         click.echo("written: " + ", ".join(str(p) for p in paths.values()))
     if record["interrupted"]:
-        click.echo("interrupted: the outputs hold the runs that finished; rerun to resume", err=True)
+        click.echo(f"interrupted: the outputs hold the runs that finished{resume_hint}", err=True)
         sys.exit(130)
-    if any(j["error"] or j["verified"] is False for j in record["jobs"]):
-        sys.exit(1)
 
 
 def _command(opts: Any, out_dir: str | None, doc: str | None) -> str:
