@@ -45,10 +45,12 @@ from tlpsim.cli_errors import friendly as _friendly
               help="Run the CTA-limit sweeps of the selected reference programs (the slow part).")
 @click.option("--workers", type=int, default=1, show_default=True,
               help="Worker processes running programs and sweep points in parallel.")
-@click.option("--toolchain", type=click.Choice(["cuda11", "cuda13"]), default=None,
+@click.option("--toolchain", type=click.Choice(["cuda11", "cuda13", "both"]), default=None,
               help="Which code runs: cuda11 = the reference's own CUDA 11.8 compute_35 PTX with GPGPU-Sim's ptxas "
                    "counts; cuda13 = the reference sources compiled by CUDA 13.5 (gpu.arch, the preset's register "
-                   "cap). Default: the preset's gpu.toolchain (gtx480: cuda11). Same as --set gpu.toolchain=...")
+                   "cap); both = the preset's default first (the criteria are judged on it), then the other, "
+                   "reported side by side. Default: the preset's gpu.toolchain (gtx480: cuda11). cuda11/cuda13 are "
+                   "the same as --set gpu.toolchain=...")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Config override for every run, e.g. --set dram.tRCD=14 (repeatable).")
 @click.option("--ref-dir", default=None, type=click.Path(file_okay=False),
@@ -91,6 +93,7 @@ def validate_cmd(preset: str | None, hardware: str | None, hardware_dir: str | N
     from tlpsim.errors import TlpsimError
     from tlpsim.validate import Options, validate
     from tlpsim.validate.output import console_summary, write
+    from tlpsim.validate.runner import validate_toolchains
 
     if workers < 1:
         raise TlpsimError(f"--workers must be at least 1, got {workers}")
@@ -98,7 +101,11 @@ def validate_cmd(preset: str | None, hardware: str | None, hardware_dir: str | N
         raise TlpsimError(f"--time-limit must be >= 0, got {time_limit}")
     names = [n for item in only for n in item.split(",") if n.strip()]
     over = parse_overrides(overrides)
-    if toolchain is not None:
+    both = toolchain == "both"
+    if both:
+        if "gpu.toolchain" in over:
+            raise TlpsimError(f"--toolchain both contradicts --set gpu.toolchain={over['gpu.toolchain']}")
+    elif toolchain is not None:
         if over.get("gpu.toolchain", toolchain) != toolchain:
             raise TlpsimError(f"--toolchain {toolchain} contradicts --set gpu.toolchain={over['gpu.toolchain']}")
         over["gpu.toolchain"] = toolchain
@@ -117,12 +124,12 @@ def validate_cmd(preset: str | None, hardware: str | None, hardware_dir: str | N
     progress = (lambda s: click.echo(s, err=True)) if as_json else click.echo
     progress(f"validating {preset} against GPGPU-Sim (workers: {workers}"
              f"{'' if sweeps else ', no sweeps'})")
-    record = validate(opts, echo=progress)
-    paths = write(record, out, doc, _command(opts, out_dir, doc))
+    record = validate_toolchains(opts, echo=progress) if both else validate(opts, echo=progress)
+    paths = write(record, out, doc, _command(opts, out_dir, doc, both))
     _report(record, paths, as_json, console_summary, "")
-    if any(p["error"] or p["verified"] is False for p in record["programs"]) \
-            or any(j["error"] for j in record["jobs"]):
-        sys.exit(1)
+    for rec in [record, *record.get("other_toolchains", [])]:
+        if any(p["error"] or p["verified"] is False for p in rec["programs"]) or any(j["error"] for j in rec["jobs"]):
+            sys.exit(1)
 
 
 def _validate_hardware(preset: str, hardware: str, hardware_dir: str | None, cap: int, paper_cap: int,
@@ -189,7 +196,7 @@ def _report(record: dict, paths: dict, as_json: bool, summary: Any, resume_hint:
         sys.exit(130)
 
 
-def _command(opts: Any, out_dir: str | None, doc: str | None) -> str:
+def _command(opts: Any, out_dir: str | None, doc: str | None, both: bool = False) -> str:
     """The command line that reproduces this run (recorded in the outputs)."""
     args = ["tlpsim", "validate"]
     if opts.config != "gtx480":
@@ -200,6 +207,8 @@ def _command(opts: Any, out_dir: str | None, doc: str | None) -> str:
         args.append("--no-sweeps")
     if opts.workers != 1:
         args += ["--workers", str(opts.workers)]
+    if both:
+        args += ["--toolchain", "both"]
     for k, v in opts.overrides.items():
         args += ["--set", f"{k}={v}"]
     if opts.time_limit:

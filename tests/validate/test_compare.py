@@ -79,3 +79,20 @@ def test_figures_are_drawn(tmp_path):
     assert plots.scatter(v, tmp_path / "s.png").stat().st_size > 1000
     assert plots.sweep_curves(v, tmp_path / "w.png").stat().st_size > 1000
     assert plots.sweep_curves({"sweeps": []}, tmp_path / "none.png") is None
+
+
+def test_the_pages_hand_written_notes_are_kept(tmp_path, monkeypatch):
+    from tlpsim.validate import output
+
+    monkeypatch.setattr(output.markdown, "render", lambda v, imgs, cmd: "# generated\n")
+    monkeypatch.setattr(output.plots, "scatter", lambda v, t: None)
+    monkeypatch.setattr(output.plots, "sweep_curves", lambda v, t: None)
+    doc = tmp_path / "validation.md"
+    output.write({}, tmp_path / "out", doc)
+    assert doc.read_text(encoding="utf-8") == "# generated\n"        # no notes: the page alone
+    notes = f"{output.NOTES_BEGIN}\n## Causes\nthe L2 | set camping\n{output.NOTES_END}"
+    doc.write_text("# old page\n\n" + notes + "\n\ntrailing words\n", encoding="utf-8")
+    output.write({}, tmp_path / "out", doc)
+    assert doc.read_text(encoding="utf-8") == "# generated\n\n" + notes + "\n"
+    assert (tmp_path / "out" / "validation.md").read_text(encoding="utf-8") == "# generated\n"
+    assert output.kept_notes("no markers") == "" and output.kept_notes(output.NOTES_BEGIN + " open") == ""

@@ -54,3 +54,30 @@ def test_toolchain_option_and_set_must_agree(tmp_path):
     r = CliRunner().invoke(main, ["validate", "--toolchain", "cuda13", "--set", "gpu.toolchain=cuda11", "--out",
                                   str(tmp_path / "x")])
     assert r.exit_code == 2 and "--toolchain cuda13 contradicts --set gpu.toolchain=cuda11" in r.output
+
+
+@needs_ref
+def test_validate_toolchain_both(tmp_path, monkeypatch):
+    """`--toolchain both`: the preset's default (cuda11) is the record the criteria judge,
+    cuda13's runs beside it, both on the page and the console."""
+    monkeypatch.setenv("TLPSIM_CACHE_DIR", str(tmp_path / "cache"))
+    out, v = _validate(tmp_path, "--toolchain", "both")
+    assert v["options"]["toolchain"] == v["options"]["preset_toolchain"] == "cuda11"
+    assert "--toolchain both" in v["command"]
+    (other,) = v["other_toolchains"]
+    assert other["options"]["toolchain"] == "cuda13"
+    (row11,), (row13,) = v["launches"], other["launches"]
+    assert row11["launch"] == row13["launch"] == "histogram_atomic"
+    assert row11["ours"]["warp_insn"] != row13["ours"]["warp_insn"]
+    assert v["wall_s"] > other["wall_s"] > 0  # the whole: both runs
+    md = (tmp_path / "--toolchain-both" / "validation.md").read_text(encoding="utf-8")
+    assert "## Under both toolchains" in md and "| `cuda11` (default) |" in md and "| `cuda13` |" in md
+    assert f"| histogram_atomic | {row11['gpgpusim']['cycles']:,} | {row11['ours']['cycles']:,} (" in md
+    assert "toolchain cuda13 (the reference sources compiled by CUDA 13.5 for sm_80 with ptxas 13.5's counts); " \
+           "the preset's default is cuda11 (not judged):" in out
+
+
+def test_toolchain_both_and_set_must_agree(tmp_path):
+    r = CliRunner().invoke(main, ["validate", "--toolchain", "both", "--set", "gpu.toolchain=cuda11", "--out",
+                                  str(tmp_path / "x")])
+    assert r.exit_code == 2 and "--toolchain both contradicts --set gpu.toolchain=cuda11" in r.output

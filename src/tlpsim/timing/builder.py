@@ -205,7 +205,8 @@ def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem, plugin
     params = SMParams(max_warps=max_warps, max_ctas=max_ctas, n_schedulers=s.n_schedulers,
                       ibuf_entries=s.ibuffer_entries, units=units, issue_width=s.issue_width,
                       dual_issue_diff_units=s.dual_issue_diff_units, sub_core=s.sub_core_model,
-                      fetch_throughput=s.fetch_throughput, wb_width=pl.wb_width)
+                      fetch_throughput=s.fetch_throughput, wb_width=pl.wb_width,
+                      fetch_width=s.fetch_width)
     params.aliases = {} if pl.dp.count else {DP: SFU}  # fp64 runs on the SFU pipes when there is no DP unit
     ci = cfg.l1i
     if not ci.perfect:

@@ -1,8 +1,20 @@
 """Instruction fetch: warps whose instruction buffer ran empty queue for the
 L1 instruction cache; each cycle `throughput` of them are served (GPGPU-Sim's
-gpgpu_inst_fetch_throughput). A hit refills the warp's buffer with up to
-`ibuf_entries` instructions. A miss sends the line's request to L2 through the
-SM's memory port (MSHRs merge warps waiting on one line) and the warp is refilled
+gpgpu_inst_fetch_throughput). A hit brings `width` instruction slots from the
+warp's pc (fewer at the end of a 128-byte line), decoded into the warp's buffer in
+the next cycle, so they issue from the cycle after that (GPGPU-Sim's fetch ->
+decode -> issue: a warp whose buffer runs empty issues at most `width`
+instructions every `width` + 1 cycles). Only the slots that follow the pc
+sequentially are valid: after a taken branch (the next dynamic instruction is not
+the next one in the code) the rest of the fetch is wrong-path. GPGPU-Sim notices
+that at the next scheduling of the warp, flushes the buffer and refetches from the
+target in that cycle; when the branch was the fetch's last slot, the buffer's
+emptying first fetched the fall-through, decoded it a cycle later and flushed it
+then: that wasted fetch takes its turn at the fetch port like any other, and the
+target's fetch follows 2 cycles after it (`refetch`; a flush after a wrong-path
+slot refetches 1 cycle after the branch issues). With many warps and branchy
+code the port, not the schedulers, bounds the issue rate. A warp at a barrier
+fetches too. A miss sends the line's request to L2 through the SM's memory port (MSHRs merge warps waiting on one line) and the warp is refilled
 when the line arrives — so a kernel's first instructions on an SM pay L2/DRAM
 latency, as in GPGPU-Sim. Instructions are 8 bytes at their kernel's code
 address (`StaticKernel.code_addr`), as GPGPU-Sim lays out PTX; the stream itself
@@ -29,17 +41,21 @@ class Fetch:
     issue: IssueStage   # wired by the SM
     ldst: LdstUnit
 
-    def __init__(self, ibuf_entries: int, throughput: int = 1, l1i: CachePort | None = None) -> None:
+    def __init__(self, ibuf_entries: int, throughput: int = 1, l1i: CachePort | None = None,
+                 width: int = 2) -> None:
         self.ibuf_entries = ibuf_entries
         self.throughput = throughput
+        self.width = min(width, ibuf_entries)  # instruction slots one fetch brings into the buffer
         self.l1i = l1i
         self.queue: deque[int] = deque()   # warp slots waiting for a refill
         self.filled: deque[Any] = deque()  # warps whose missing line arrived
+        self.decoding: list[Any] = []       # warps fetched this cycle: their buffer fills next cycle
+        self.flushed: list[tuple[int, int]] = []  # (cycle, slot): fetches waiting for a taken branch's flush
         self.misses = 0                     # lines fetched from L2
         self.waiting = 0                    # warps waiting for a missing line
 
     def __len__(self) -> int:
-        return len(self.queue) + len(self.filled)
+        return len(self.queue) + len(self.filled) + len(self.decoding) + len(self.flushed)
 
     def want(self, w: Warp) -> None:
         """Queue `w` for a refill if its buffer is empty and it has instructions left."""
@@ -47,17 +63,58 @@ class Fetch:
             w.in_fetch = True
             self.queue.append(w.slot)
 
+    def refetch(self, w: Warp, now: int) -> None:
+        """`w` issued the last instruction of its buffer at `now`: queue its fetch, after
+        the flush when that instruction jumped (see the module doc)."""
+        if w.refetch_delay != 1:  # (2: the fall-through's fetch takes its turn at the port first)
+            self.want(w)
+        elif not w.in_fetch and not w.done and w.pos < w.n:
+            w.in_fetch = True
+            self.flushed.append((now + 1, w.slot))
+
     def _refill(self, w: Warp) -> None:
+        """The fetch of `w` is served: its buffer fills at the next cycle's decode."""
+        self.decoding.append(w)
+
+    def _decode(self, w: Warp) -> None:
+        """Fill `w`'s buffer with the valid slots of its fetch: up to `width` instructions
+        from its pc to the end of the pc's 128-byte line, stopping after a jump."""
         w.in_fetch = False
-        left = w.n - w.pos
-        w.ibuf = self.ibuf_entries if self.ibuf_entries < left else left
+        pcs, pos, n = w.pcs, w.pos, w.n
+        if pos >= n or w.done:
+            return
+        p0 = pcs[pos]
+        width = (128 - ((w.code_addr + p0 * INSTR_BYTES) & 127)) // INSTR_BYTES
+        if width > self.width:
+            width = self.width
+        k = 1
+        while k < width and pos + k < n and pcs[pos + k] == p0 + k:
+            k += 1
+        # a jump after the last valid slot: wrong-path slots follow it in this fetch
+        # (flushed a cycle after the jump issues), or the fall-through is fetched first (2)
+        w.refetch_delay = 0 if pos + k >= n or pcs[pos + k] == p0 + k else (1 if k < width else 2)
+        w.ibuf = k
         self.issue.update_ready(w)
 
     def tick(self, warps: list[Warp | None], now: int) -> bool:
-        """Serve up to `throughput` fetches (arrived lines first); True when any happened."""
+        """Decode last cycle's fetches, then serve up to `throughput` fetches (arrived
+        lines first); True when anything happened."""
         q = self.queue
-        if not q and not self.filled:
+        dec = self.decoding
+        if not q and not self.filled and not dec and not self.flushed:
             return False
+        if dec:
+            self.decoding = []
+            for w in dec:
+                self._decode(w)
+        if self.flushed:
+            later = []
+            for c, slot in self.flushed:
+                if c <= now:
+                    q.append(slot)
+                else:
+                    later.append((c, slot))
+            self.flushed = later
         l1i = self.l1i
         for _ in range(self.throughput):
             if self.filled:  # a line this warp waited for has arrived
@@ -68,6 +125,10 @@ class Fetch:
                 break
             fw = warps[q.popleft()]
             if fw is None:
+                continue
+            if fw.refetch_delay == 2:  # the fall-through after a jump: fetched, decoded, then flushed
+                fw.refetch_delay = 0
+                self.flushed.append((now + 2, fw.slot))
                 continue
             if l1i is None:
                 self._refill(fw)

@@ -294,7 +294,7 @@ class IssueStage:
             # memory-blocked, not held) and stays ready unless it must wait now
             if ibuf == 0:
                 self.ready[w.sched].all &= ~(1 << w.slot)
-                self.fetch.want(w)
+                self.fetch.refetch(w, now)
             else:
                 nsi = w.instrs[w.pcs[npos]]
                 block = w.pending & (nsi.src_mask | nsi.dst_mask)
@@ -308,6 +308,9 @@ class IssueStage:
                     if nsi.kind == K_MEM:  # (an ALU instruction left: its bit was not in .mem)
                         self.ready[w.sched].mem |= 1 << w.slot
         elif kind == K_BAR:
+            # a warp waiting at a barrier fetches (GPGPU-Sim fetches any warp whose buffer is empty)
+            if ibuf == 0:
+                self.fetch.refetch(w, now)
             # arrive after advancing, so a release (possibly by this very warp) judges
             # the instruction after the barrier
             self.barriers.arrive(w, now)
@@ -315,7 +318,7 @@ class IssueStage:
             self.slots.warp_done(w, now)
         else:
             if ibuf == 0:
-                self.fetch.want(w)
+                self.fetch.refetch(w, now)
             self.update_ready(w)
         if npos == w.gate:  # the next instruction read another CTA's write (timing.xcta)
             w.run.gates.reach(w, self.sm, w.run)

@@ -39,6 +39,11 @@ from tlpsim.trace.format import SPACE_CODES
 _SHARED: Final[int] = SPACE_CODES["shared"]
 _LOCAL: Final[int] = SPACE_CODES["local"]
 _CONSTLIKE = (SPACE_CODES["const"], SPACE_CODES["kparam"])
+# A shared load leaves GPGPU-Sim's smem pipeline into the LD/ST unit's writeback
+# register (m_next_wb) one cycle, and writes the register file from it the next
+# (ldst_unit::writeback); an L1D hit releases its registers at the end of the L1
+# latency queue instead, without these two stages.
+SMEM_WRITEBACK_STAGES: Final[int] = 2
 
 
 @dataclass
@@ -236,8 +241,9 @@ class LdstUnit:
             start = now if self.smem_free <= now else self.smem_free  # banks reserved by a plug-in
             waves = degree * self.p.smem_wave_cycles
             self.busy_until = self.smem_free = start + waves
-            if dst:
-                self.sm.complete(warp, si, start + self.p.smem_latency + waves - self.p.smem_wave_cycles, True, pos)
+            if dst:  # after the bank cycles, the smem pipeline and the unit's writeback stages
+                self.sm.complete(warp, si, start + self.p.smem_latency + waves - self.p.smem_wave_cycles
+                                 + SMEM_WRITEBACK_STAGES, True, pos)
             self._done_one(warp, now)
             return None
         accesses = rows.accesses(row)

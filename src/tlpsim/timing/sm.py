@@ -40,7 +40,7 @@ class SMParams:
     def __init__(self, *, max_warps: int = 48, max_ctas: int = 8, n_schedulers: int = 2, ibuf_entries: int = 2,
                  units: dict[str, int] | None = None, l1d: Any = None, issue_width: int = 1,
                  dual_issue_diff_units: bool = True, sub_core: bool = False, fetch_throughput: int = 1,
-                 wb_width: int = 1 << 30, l1i: Any = None) -> None:
+                 wb_width: int = 1 << 30, l1i: Any = None, fetch_width: int = 2) -> None:
         self.max_warps = max_warps          # slot tables (the allocator's max_contexts)
         self.max_ctas = max_ctas
         self.n_schedulers = n_schedulers
@@ -52,6 +52,7 @@ class SMParams:
         self.dual_issue_diff_units = dual_issue_diff_units
         self.sub_core = sub_core
         self.fetch_throughput = fetch_throughput
+        self.fetch_width = fetch_width      # instruction slots one fetch brings (GPGPU-Sim: 16 bytes)
         self.wb_width = wb_width            # result buses (arithmetic writebacks per cycle)
         self.l1i = l1i                      # the instruction cache (a CachePort), None = perfect
 
@@ -84,7 +85,7 @@ class SM(Component):
                                 params.issue_width, params.dual_issue_diff_units, params.wb_width)
         self.slots = Slots(sm_id, params.max_ctas, params.max_warps, params.n_schedulers, allocator, ev, on_cta_done,
                            keep_masks, keep_vclass)
-        self.fetch = Fetch(params.ibuf_entries, params.fetch_throughput, params.l1i)
+        self.fetch = Fetch(params.ibuf_entries, params.fetch_throughput, params.l1i, params.fetch_width)
         self.barriers = Barriers()
         self.wb = Writeback(operands, self._banks, ev)
         # wiring: each unit knows the neighbours it hands work to

@@ -116,7 +116,7 @@ class Warp:
     __slots__ = ("slot", "sched", "cta", "run", "gwarp", "pcs", "lanes", "mem", "pos", "n", "pending",
                  "pending_mem", "ibuf", "at_barrier", "done", "view", "mem_blocked", "in_fetch", "si",
                  "thread_total", "pc_slice", "instrs", "mem_rows", "holds", "masks", "vclass", "watch", "block",
-                 "code_addr", "inflight", "gate", "gate_k")
+                 "code_addr", "inflight", "gate", "gate_k", "refetch_delay")
 
     def __init__(self, slot: int, sched: int, cta: CTA, run: Any, gwarp: int, age: int, sm_id: int = 0,
                  keep_masks: bool = False, keep_vclass: bool = False, watch: list[Any] | None = None) -> None:
@@ -150,6 +150,7 @@ class Warp:
         self.done = self.n == 0
         self.mem_blocked = False
         self.in_fetch = False
+        self.refetch_delay = 0  # cycles after its buffer's last instruction issues before the next fetch
         self.si: StaticInstr | None = None  # static info of the next instruction (kept while the warp is ready)
         self.view = WarpView(slot, age, cta.slot, -1, False, sched, sm_id, run.kid, cta.index, gwarp)
         self.holds = 0          # hold bits set by plug-ins (one per extension point): held warps do not issue

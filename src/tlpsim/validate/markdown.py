@@ -42,6 +42,56 @@ def _util(x: float | None) -> str:
     return f"{x:.3f}"
 
 
+def _toolchains(v: dict, w: Any) -> None:
+    """The section comparing the toolchains (`--toolchain both`): their summaries, each
+    launch's error and each sweep's shape; the rest of the page is the default's."""
+    recs = [v, *v["other_toolchains"]]
+    names = [r["options"]["toolchain"] for r in recs]
+    w("## Under both toolchains\n")
+    w(f"The same selection run under each toolchain; the acceptance criteria above and the rest of this page are "
+      f"those of {names[0]}, the preset's default. " + "; ".join(
+          f"{r['options']['toolchain']}: {r['wall_s']:.0f} s" for r in recs) + ".\n")
+    w("| toolchain | reference programs: MAE, r | microbenchmark launches: MAE, r | all launches: MAE, r | "
+      "warp instructions equal to GPGPU-Sim's | microbenchmark figures within 15% | CTA sweeps matching |")
+    w("|---|---|---|---|---:|---:|---:|")
+    for r, tc in zip(recs, names):
+        s = r["summary"]
+        cells = [f"{_pct(s[k]['mae'], False)}, {_r(s[k]['pearson_r'])}" for k in ("reference", "micro", "all")]
+        fails = sum(s[k]["failed"] for k in ("reference", "micro"))
+        w(f"| `{tc}`{' (default)' if r is v else ''}{f' ({fails} failed)' if fails else ''} | " + " | ".join(cells)
+          + f" | {s['all']['warp_insn_equal']}/{s['all']['launches']} | {s['figures']['within']}/"
+          f"{s['figures']['count']} | {s['sweeps']['matched']}/{s['sweeps']['complete']} |")
+    w("")
+    w("Error of cycles per launch (tlpsim − GPGPU-Sim) / GPGPU-Sim:\n")
+    w("| launch | GPGPU-Sim cycles | " + " | ".join(f"`{tc}`" for tc in names) + " |")
+    w("|---|---:|" + "---:|" * len(names))
+    by = [{row["launch"]: row for row in r["launches"]} for r in recs]
+    for row in v["launches"]:
+        cells = []
+        for b in by:
+            o = b.get(row["launch"])
+            cells.append("—" if o is None or o["error"] else f"{_num(o['ours']['cycles'])} ({_pct(o['cycles_rel_err'])})")
+        w(f"| {row['launch']} | {_num(row['gpgpusim']['cycles'])} | " + " | ".join(cells) + " |")
+    w("")
+    if v["sweeps"]:
+        w("CTA-limit sweeps (best N, shape; GPGPU-Sim's first):\n")
+        w("| program | GPGPU-Sim | " + " | ".join(f"`{tc}`" for tc in names) + " |")
+        w("|---|---|" + "---|" * len(names))
+        sw_by = [{sw["program"]: sw for sw in r["sweeps"]} for r in recs]
+        for sw in v["sweeps"]:
+            g = sw["gpgpusim"]
+            cells = []
+            for b in sw_by:
+                o = b.get(sw["program"])
+                if o is None or o["ours"] is None:
+                    cells.append("—")
+                else:
+                    cells.append(f"{o['ours']['best_n']}, {o['ours']['shape']}"
+                                 + ("" if o["match"] else " (**no match**)"))
+            w(f"| {sw['program']} | {g['best_n']}, {g['shape']} | " + " | ".join(cells) + " |")
+        w("")
+
+
 def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> str:
     """The report; `images` maps "scatter"/"sweeps" to paths relative to the Markdown file."""
     t = v["tlpsim"]
@@ -86,6 +136,8 @@ def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> 
         met = {True: "yes", False: "**no**", None: "not evaluated"}[c["passed"]]
         w(f"| {c['criterion']} | {val} | {c['target']} | {met} |")
     w("")
+    if v.get("other_toolchains"):
+        _toolchains(v, w)
     if images and images.get("scatter"):
         w(f"![cycles, tlpsim against GPGPU-Sim]({images['scatter']})\n")
     w("## Per launch\n")

@@ -14,6 +14,10 @@ from tlpsim.validate import markdown, plots
 
 __all__ = ["console_summary", "json_safe", "write"]
 
+# a hand-written section of the --doc page (the causes of known errors, model changes)
+# between these markers is kept when the page is regenerated
+NOTES_BEGIN, NOTES_END = "<!-- notes: kept when tlpsim validate regenerates this page -->", "<!-- /notes -->"
+
 FILES = {"json": "validation.json", "md": "validation.md", "scatter": "cycles_scatter.png",
          "sweeps": "cta_sweeps.png"}
 
@@ -55,9 +59,17 @@ def write(v: dict, out_dir: str | Path, doc: str | Path | None = None, command: 
         d = Path(doc)
         d.parent.mkdir(parents=True, exist_ok=True)
         rel = {k: os.path.relpath(out.resolve() / FILES[k], d.parent.resolve()) for k in imgs}
-        _atomic(d, markdown.render(v, rel, command))
+        notes = kept_notes(d.read_text(encoding="utf-8")) if d.is_file() else ""
+        _atomic(d, markdown.render(v, rel, command) + (f"\n{notes}\n" if notes else ""))
         paths["doc"] = d
     return paths
+
+
+def kept_notes(text: str) -> str:
+    """The hand-written notes section of a page (markers included), or "" if it has none."""
+    a = text.find(NOTES_BEGIN)
+    b = text.find(NOTES_END, a + 1) if a >= 0 else -1
+    return text[a:b + len(NOTES_END)] if a >= 0 and b >= 0 else ""
 
 
 def _pct(x, signed: bool = True) -> str:
@@ -119,5 +131,15 @@ def console_summary(v: dict) -> list[str]:
             val = _r(val) if "Pearson" in c["criterion"] else _pct(val, False)
         met = {True: "met", False: "NOT met", None: "not evaluated"}[c["passed"]]
         lines.append(f"  {c['criterion']}: {val} (target {c['target']}): {met}")
+    for o in v.get("other_toolchains", []):
+        lines.append(toolchain_line(o["options"]) + " (not judged):")
+        for key, label in (("reference", "reference programs"), ("micro", "microbenchmark launches"), ("all", "all")):
+            a = o["summary"][key]
+            if a["launches"] or a["failed"]:
+                lines.append(f"  {label}: {a['launches']} launches, MAE {_pct(a['mae'], False)}, "
+                             f"r {_r(a['pearson_r'])}" + (f", {a['failed']} failed" if a["failed"] else ""))
+        sw = o["summary"]["sweeps"]
+        if sw["complete"]:
+            lines.append(f"  CTA sweeps matching: {sw['matched']}/{sw['complete']}")
     lines.append(f"wall time {v['wall_s']:.0f} s")
     return lines

@@ -24,7 +24,9 @@ from tlpsim.validate.micro import MICRO, launch_ids
 from tlpsim.validate.programs import PROGRAMS
 from tlpsim.validate.reference import Reference, load_reference, sweep_points
 
-__all__ = ["Options", "Selection", "select", "validate"]
+__all__ = ["Options", "Selection", "TOOLCHAINS", "select", "validate", "validate_toolchains"]
+
+TOOLCHAINS = ("cuda11", "cuda13")
 
 
 @dataclass
@@ -186,6 +188,36 @@ def validate(opts: Options, echo: Callable[[str], None] = lambda s: None) -> dic
         "jobs": [{"kind": k, "name": n, "cap": c, "wall_s": r.get("wall_s"), "error": r.get("error"),
                   "traceback": r.get("traceback")} for (k, n, c), r in results.items()],
     }
+
+
+def validate_toolchains(opts: Options, echo: Callable[[str], None] = lambda s: None) -> dict:
+    """Validate under every toolchain (TOOLCHAINS): the record of the preset's default
+    toolchain, whose figures the targets are judged on, with the other toolchains'
+    records under "other_toolchains" (the same selection and options but the CTA
+    sweeps, which run under the default only: they are the slow part and judged there;
+    `--toolchain cuda13` runs that toolchain's own)."""
+    from dataclasses import replace
+
+    if "gpu.toolchain" in opts.overrides:
+        raise TlpsimError("validating under both toolchains sets gpu.toolchain itself; drop "
+                          f"--set gpu.toolchain={opts.overrides['gpu.toolchain']}")
+    default = job_config(opts.config, {}, {"kind": "program"}).gpu.toolchain
+    order = [default] + [tc for tc in TOOLCHAINS if tc != default]
+    records = []
+    for tc in order:
+        echo(f"toolchain {tc}" + (" (the preset's default)" if tc == default else ""))
+        rec = validate(replace(opts, overrides={**opts.overrides, "gpu.toolchain": tc},
+                               sweeps=opts.sweeps and tc == default), echo)
+        records.append(rec)
+        if rec["interrupted"]:
+            break
+    main = records[0]
+    main["other_toolchains"] = [{k: r[k] for k in ("options", "wall_s", "interrupted", "programs", "launches",
+                                                   "figures", "sweeps", "summary", "criteria", "jobs")}
+                                for r in records[1:]]
+    main["wall_s"] = sum(r["wall_s"] for r in records)
+    main["interrupted"] = any(r["interrupted"] for r in records)
+    return main
 
 
 def _program_summary(name: str, res: dict, ref_run: dict, partial: bool = False) -> dict:
