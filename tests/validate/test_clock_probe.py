@@ -3,12 +3,17 @@ per warp, and turns them into each warp's timed interval.
 
 The hand-made kernel reads %clock, runs a chain of N dependent integer adds (the
 first reads a register that was ready long before), and reads %clock again. On a
-1-SM GPU with a perfect instruction cache and one warp per scheduler, warps issue
-in order one instruction per cycle, so the first add issues the cycle after the
-first read, each further add one dependent-issue interval after its predecessor,
-and the second read the cycle after the last add:
+1-SM GPU with a perfect instruction cache and one warp per scheduler, a warp's
+instructions reach its buffer in fetch groups of `fetch_width` (2) slots, fetched
+when the buffer runs empty, decoded the next cycle and issued from the one after
+(GPGPU-Sim's fetch -> decode -> issue; tests/timing/test_fetch_decode.py). With no
+branch, groups start at the pcs that are multiples of 2, so an instruction issues
+the cycle after its predecessor when both came in one group and two cycles after
+when it starts a group; each add of the chain issues one dependent-issue interval
+after its predecessor (longer than a fetch), and
 
-    interval = 1 + (N - 1) x I_add + 1
+    interval = gap(first add) + (N - 1) x I_add + gap(closing read),
+    gap(pc) = 2 if pc starts a fetch group else 1
 
 I_add is what the model's tables and pipeline give for an instruction with
 register sources (see tests/timing/test_pipeline.py): issue -> a collector unit
@@ -71,8 +76,15 @@ def _run(n: int, warps: int):
 def test_clock_interval_is_the_dependent_chain_in_issue_cycles(warps):
     for n in (1, 5, 9):
         reads, interval, static = _run(n, warps)
-        assert clock_intervals(reads) == {w: 1 + (n - 1) * interval + 1 for w in range(warps)}
         clock_pcs = sorted({r.pc for r in reads})
+        opening, closing = clock_pcs
+        assert closing == opening + n + 1            # the reads bracket the n adds
+
+        def gap(pc: int) -> int:
+            return 2 if pc % 2 == 0 else 1
+
+        expected = gap(opening + 1) + (n - 1) * interval + gap(closing)
+        assert clock_intervals(reads) == {w: expected for w in range(warps)}
         assert [static.instrs[pc].op for pc in clock_pcs] == ["mov", "mov"]
         assert len(reads) == 2 * warps and {r.sm for r in reads} == {0}
 
