@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from tlpsim.validate.plots import _plt
+from tlpsim.validate.plots import _plt, log_diagonal, panel_grid
 
 __all__ = ["scatter", "sweep_curves"]
 
@@ -29,15 +29,7 @@ def scatter(v: dict, path: str | Path) -> Path | None:
         if abs(r["rel_err"]) > 0.5:
             ax.annotate(r["workload"], (r["gpu_us"], r["tlpsim_us"]), fontsize=6, xytext=(3, -7),
                         textcoords="offset points")
-    vals = [r["gpu_us"] for r in rows] + [r["tlpsim_us"] for r in rows]
-    lo, hi = 10 ** math.floor(math.log10(min(vals))), 10 ** math.ceil(math.log10(max(vals)))
-    ax.plot([lo, hi], [lo, hi], color="black", lw=1, label="y = x")
-    ax.fill_between([lo, hi], [lo * 0.75, hi * 0.75], [lo * 1.25, hi * 1.25], color="grey", alpha=0.15,
-                    label="±25%")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(lo, hi)
-    ax.set_ylim(lo, hi)
+    log_diagonal(ax, [r["gpu_us"] for r in rows] + [r["tlpsim_us"] for r in rows], 0.25)
     ax.set_xlabel(f"{v['hardware']['device']} kernel time (µs, CUDA events)")
     ax.set_ylabel(f"tlpsim {v['options']['config']} (cycles / {v['options']['core_clock_mhz']:.0f} MHz, µs)")
     s = v["summary"]["all"]
@@ -57,12 +49,8 @@ def sweep_curves(v: dict, path: str | Path) -> Path | None:
     if not sweeps:
         return None
     plt = _plt()
-    cols = min(3, len(sweeps))
-    nrows = -(-len(sweeps) // cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 3.3 * nrows), squeeze=False)
-    for ax in axes.flat[len(sweeps):]:
-        ax.set_visible(False)
-    for ax, sw in zip(axes.flat, sweeps):
+    fig, panels = panel_grid(plt, len(sweeps))
+    for ax, sw in zip(panels, sweeps):
         ns = sw["n"]
         ax.plot(ns, sw["gpu_us"], marker="s", color="tab:gray", label=v["hardware"]["device"])
         ax.plot(ns, [math.nan if c is None else c for c in sw["tlpsim_us"]], marker="o", color="tab:blue",

@@ -19,6 +19,28 @@ def _plt():
     return plt
 
 
+def log_diagonal(ax, vals: list[float], band: float) -> None:
+    """Log-log axes spanning `vals` by whole decades, the y = x line and a ±`band` region."""
+    lo, hi = 10 ** math.floor(math.log10(min(vals))), 10 ** math.ceil(math.log10(max(vals)))
+    ax.plot([lo, hi], [lo, hi], color="black", lw=1, label="y = x")
+    ax.fill_between([lo, hi], [lo * (1 - band), hi * (1 - band)], [lo * (1 + band), hi * (1 + band)], color="grey",
+                    alpha=0.15, label=f"±{100 * band:.0f}%")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+
+
+def panel_grid(plt, n: int):
+    """A figure of `n` panels, at most 3 a row, the unused ones hidden; (fig, panels)."""
+    cols = min(3, n)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.3 * rows), squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat[:n])
+
+
 def scatter(v: dict, path: str | Path) -> Path | None:
     """Cycles per launch, tlpsim (y) against GPGPU-Sim (x); None when no launch ran."""
     rows = [r for r in v["launches"] if r["cycles_rel_err"] is not None]
@@ -36,14 +58,7 @@ def scatter(v: dict, path: str | Path) -> Path | None:
         if r["group"] == "reference":
             ax.annotate(r["launch"], (r["gpgpusim"]["cycles"], r["ours"]["cycles"]), fontsize=7,
                         xytext=(4, -8), textcoords="offset points")
-    vals = [r["gpgpusim"]["cycles"] for r in rows] + [r["ours"]["cycles"] for r in rows]
-    lo, hi = 10 ** math.floor(math.log10(min(vals))), 10 ** math.ceil(math.log10(max(vals)))
-    ax.plot([lo, hi], [lo, hi], color="black", lw=1, label="y = x")
-    ax.fill_between([lo, hi], [lo * 0.9, hi * 0.9], [lo * 1.1, hi * 1.1], color="grey", alpha=0.15, label="±10%")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(lo, hi)
-    ax.set_ylim(lo, hi)
+    log_diagonal(ax, [r["gpgpusim"]["cycles"] for r in rows] + [r["ours"]["cycles"] for r in rows], 0.1)
     ax.set_xlabel("GPGPU-Sim cycles")
     ax.set_ylabel("tlpsim cycles")
     s = v["summary"]["all"]
@@ -63,12 +78,8 @@ def sweep_curves(v: dict, path: str | Path) -> Path | None:
     if not sweeps:
         return None
     plt = _plt()
-    cols = min(3, len(sweeps))
-    rows = -(-len(sweeps) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.3 * rows), squeeze=False)
-    for ax in axes.flat[len(sweeps):]:
-        ax.set_visible(False)
-    for ax, sw in zip(axes.flat, sweeps):
+    fig, panels = panel_grid(plt, len(sweeps))
+    for ax, sw in zip(panels, sweeps):
         ns = sw["n"]
         ax.plot(ns, sw["gpgpusim_cycles"], marker="s", color="tab:gray", label="GPGPU-Sim")
         if any(c is not None for c in sw["ours_cycles"]):   # a failed point leaves a gap in the line
