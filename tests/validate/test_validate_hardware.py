@@ -79,3 +79,19 @@ def test_dep_chain_end_to_end_and_resumed_from_the_cache(tmp_path):
     assert "# Validation against a real NVIDIA H200" in page and "dep_chain.mad.512" in page
     again = CliRunner().invoke(main, args)
     assert again.exit_code == 0 and "dep_chain: cached" in again.output
+
+
+@needs_hw
+def test_two_workers_run_the_jobs_on_forked_processes(tmp_path):
+    def figures(workers: int, tag: str) -> dict:
+        r = CliRunner().invoke(main, ["validate", "--hardware", "h200", "--hardware-dir", str(HW), "--ref-dir",
+                                      str(REF), "--only", "dep_chain,smem_stride", "--workers", str(workers),
+                                      "--out", str(tmp_path / tag), "--cache-dir", str(tmp_path / f"c{tag}")])
+        assert r.exit_code == 0, r.output
+        v = json.loads((tmp_path / tag / "validation.json").read_text())
+        return {f["id"]: f["tlpsim"] for f in v["figures"]}
+
+    pooled = figures(2, "two")
+    assert len([k for k in pooled if k.startswith("dep_chain.")]) == 10 and any(k.startswith("smem_stride.")
+                                                                                 for k in pooled)
+    assert pooled == figures(1, "one")          # the same simulations, whichever process ran them

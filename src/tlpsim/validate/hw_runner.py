@@ -216,23 +216,9 @@ def _run(jobs: list[dict], workers: int):
         for j in queue:
             yield execute(j)
         return
-    from concurrent.futures import FIRST_COMPLETED, wait
-    from concurrent.futures.process import BrokenProcessPool
+    from tlpsim.validate.jobs import pooled
 
-    from tlpsim.sweep.backends import fork_pool, stop_pool
-
-    pool = fork_pool(workers)
-    try:
-        pending = {pool.submit(execute, j) for j in queue}
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                try:
-                    yield fut.result()
-                except BrokenProcessPool:
-                    raise TlpsimError("a validation worker process died (out of memory or killed?)") from None
-    finally:
-        stop_pool(pool)
+    yield from pooled(queue, workers, lambda _: (), run=execute)
 
 
 # ---------------------------------------------------------------- comparisons

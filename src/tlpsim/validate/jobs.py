@@ -83,10 +83,13 @@ def run_jobs(jobs: list[dict], workers: int, on_done: Callable[[dict], Iterable[
             queue.extend(on_done(res))
             yield res
         return
-    yield from _pooled(queue, workers, on_done)
+    yield from pooled(queue, workers, on_done)
 
 
-def _pooled(queue: list[dict], workers: int, on_done: Callable[[dict], Iterable[dict]]) -> Iterator[dict]:
+def pooled(queue: list[dict], workers: int, on_done: Callable[[dict], Iterable[dict]],
+           run: Callable[[dict], dict] = execute) -> Iterator[dict]:
+    """`run` each job on `workers` forked processes, yielding results as they finish;
+    `on_done(result)` may queue further jobs."""
     from concurrent.futures import FIRST_COMPLETED, wait
     from concurrent.futures.process import BrokenProcessPool
 
@@ -94,7 +97,7 @@ def _pooled(queue: list[dict], workers: int, on_done: Callable[[dict], Iterable[
 
     pool = fork_pool(workers)
     try:
-        pending = {pool.submit(execute, j) for j in queue}
+        pending = {pool.submit(run, j) for j in queue}
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
@@ -103,7 +106,7 @@ def _pooled(queue: list[dict], workers: int, on_done: Callable[[dict], Iterable[
                 except BrokenProcessPool:
                     raise TlpsimError("a validation worker process died (out of memory or killed?)") from None
                 for extra in on_done(res):
-                    pending.add(pool.submit(execute, extra))
+                    pending.add(pool.submit(run, extra))
                 yield res
     finally:
         stop_pool(pool)
