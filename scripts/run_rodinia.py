@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 TLPSIM = [sys.executable, "-m", "tlpsim.cli"]
+COPIES = "tlpsim-copies"  # --save-copies folder, in the program's run folder
 
 
 @dataclass
@@ -54,16 +55,17 @@ class Program:
     exec_options: tuple = ()   # tlpsim exec options
     make_vars: tuple = ()      # Makefile variables the suite provides (no source change), e.g. nw's KERNEL_DIM
     check: str | None = None   # name of a check function below
+    save_copies: bool = False  # run with tlpsim exec --save-copies (the check reads the copies)
 
 
 PROGRAMS = [
     Program("b+tree", "b+tree", ".", ["./b+tree.out", "file", "{work}/data/b+tree/mil.txt", "command",
                                       "{work}/data/b+tree/command.txt"], check="b+tree"),
-    Program("backprop", "backprop", ".", ["./backprop", "1024"]),
+    Program("backprop", "backprop", ".", ["./backprop", "1024"], check="backprop", save_copies=True),
     Program("bfs", "bfs", ".", ["./bfs.out", "{work}/data/bfs/graph512.txt"], check="bfs"),
     Program("cfd", "cfd", ".", ["./euler3d", "{work}/data/cfd/fvcorr.domn.097K"]),
     Program("dwt2d", "dwt2d", ".", ["./dwt2d", "64.bmp", "-d", "64x64", "-f", "-5", "-l", "3"]),
-    Program("gaussian", "gaussian", ".", ["./gaussian", "-s", "16"]),
+    Program("gaussian", "gaussian", ".", ["./gaussian", "-s", "16"], check="gaussian", save_copies=True),
     Program("heartwall", "heartwall", ".", ["./heartwall", "{work}/data/heartwall/test.avi", "1"]),
     Program("hotspot", "hotspot", ".", ["./hotspot", "64", "2", "2", "{work}/data/hotspot/temp_64",
                                         "{work}/data/hotspot/power_64", "output.out"], check="hotspot"),
@@ -84,11 +86,12 @@ PROGRAMS = [
     # estimate is already NaN, before any kernel runs (its OpenMP version differs there)
     Program("particlefilter", "particlefilter", ".", ["./particlefilter_naive", "-x", "128", "-y", "128", "-z", "10",
                                                       "-np", "1000"], check="particlefilter"),
-    Program("pathfinder", "pathfinder", ".", ["./pathfinder", "256", "8", "4"]),
+    Program("pathfinder", "pathfinder", ".", ["./pathfinder", "256", "8", "4"], check="pathfinder",
+            save_copies=True),
     Program("srad_v1", "srad/srad_v1", ".", ["./srad", "2", "0.5", "64", "64"], check="srad_v1"),
     # srad_v2 loads one row before its arrays (undefined in CUDA; a GPU tolerates it)
     Program("srad_v2", "srad/srad_v2", ".", ["./srad", "64", "64", "0", "31", "0", "31", "0.5", "2"],
-            exec_options=("--oob-reads", "zero")),
+            exec_options=("--oob-reads", "zero"), check="srad_v2", save_copies=True),
     Program("streamcluster", "streamcluster", ".", ["./sc_gpu", "10", "20", "16", "256", "256", "100", "none",
                                                     "output.txt", "1"], check="streamcluster"),
 ]
@@ -301,9 +304,21 @@ def check_particlefilter(work: Path, folder: Path, out: str) -> str:
     return f"plausible (estimate {d:.1f} px from the object)" if d < 5 else f"NO: estimate {d:.1f} px off"
 
 
+def check_saved(name: str):
+    """A check against the program's saved copies (rodinia_copy_checks.py), with its arguments."""
+    import rodinia_copy_checks as cc
+
+    calls = {"pathfinder": lambda d: cc.check_pathfinder(d, cols=256, rows=8),
+             "gaussian": lambda d: cc.check_gaussian(d, size=16),
+             "backprop": lambda d: cc.check_backprop(d, n_in=1024),
+             "srad_v2": lambda d: cc.check_srad_v2(d, rows=64, cols=64, roi=(0, 31, 0, 31), lam=0.5, niter=2)}
+    return lambda work, folder, out: calls[name](folder / COPIES)
+
+
 CHECKS = {"bfs": check_bfs, "lud": check_lud, "nn": check_nn, "huffman": check_huffman, "hotspot": check_hotspot,
           "b+tree": check_btree, "nw": check_nw, "streamcluster": check_streamcluster, "srad_v1": check_srad_v1,
-          "particlefilter": check_particlefilter}
+          "particlefilter": check_particlefilter,
+          **{name: check_saved(name) for name in ("pathfinder", "gaussian", "backprop", "srad_v2")}}
 
 
 def run(cmd: list[str], cwd: Path, env: dict, timeout: float) -> tuple[int, str, str, float]:
@@ -352,20 +367,22 @@ def main() -> int:
         if prog.name in PREPARE:
             PREPARE[prog.name](work, folder, env)
         argv = [a.replace("{work}", str(work)) for a in prog.argv]
-        shown = " ".join(a.replace(str(work), "WORK") for a in [*prog.exec_options, *argv])
+        saved_shown = ["--save-copies", COPIES] if prog.save_copies else []
+        shown = " ".join(a.replace(str(work), "WORK") for a in [*prog.exec_options, *saved_shown, *argv])
         if prog.make_vars:
             shown = f"make {' '.join(prog.make_vars)}`, `{shown}"
         if rc != 0:
             print(f"| {prog.name} | no: {last_error(out + err)} | - | - | `{shown}` | - |", flush=True)
             continue
         rdir = folder / prog.run_dir
-        rc, out, err, secs = run([*TLPSIM, "exec", *prog.exec_options, "--", *argv], rdir, env, args.timeout)
+        saved = ("--save-copies", str(rdir / COPIES)) if prog.save_copies else ()
+        rc, out, err, secs = run([*TLPSIM, "exec", *prog.exec_options, *saved, "--", *argv], rdir, env, args.timeout)
         fault = "kernel fault" in err
         ran = "yes" if rc == 0 and not fault else f"no (exit {rc}{', kernel fault' if fault else ''}: " \
                                                      f"{last_error(err)})"
         try:
             correct = CHECKS[prog.check](work, rdir, out) if prog.check and ran == "yes" else "-"
-        except (OSError, subprocess.SubprocessError) as exc:
+        except (OSError, subprocess.SubprocessError, ValueError) as exc:
             correct = f"not checked: {str(exc)[:90]}"
         print(f"| {prog.name} | yes | {ran} | {correct} | `{shown}` | {secs:.1f} |", flush=True)
     return 0
