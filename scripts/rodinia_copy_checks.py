@@ -182,3 +182,37 @@ def check_srad_v2(folder: Path, rows: int, cols: int, roi: tuple, lam: float, ni
             return f"NO: iteration {it}, {_worst(got, want)}"
         worst = max(worst, float(np.max(np.abs(got.astype(f64) - want) / np.abs(want))))
     return f"yes (each iteration's image = the kernels in NumPy, rel. err. <= {worst:.1e})"
+
+
+# box_str of lavaMD's main.h: home box (x, y, z, number, offset), nn, 26 neighbours (x, y, z, number, offset)
+_NEI = np.dtype([("x", "i4"), ("y", "i4"), ("z", "i4"), ("number", "i4"), ("offset", "i8")], align=True)
+_BOX = np.dtype([("x", "i4"), ("y", "i4"), ("z", "i4"), ("number", "i4"), ("offset", "i8"), ("nn", "i4"),
+                 ("nei", _NEI, (26,))], align=True)
+
+
+def check_lavamd(folder: Path, alpha: float = 0.5, per_box: int = 100) -> str:
+    """kernel_gpu_cuda in NumPy (double, as the program's fp): every particle of a box
+    against every particle of the box and its neighbours, r2 = vA + vB - rA.rB,
+    vij = exp(-2 alpha^2 r2), fA.v += qB vij, fA.xyz += qB 2 vij (rA - rB), from the boxes,
+    positions and charges the program sent (it seeds them from the clock)."""
+    c = Copies(folder)
+    c.expect(4, 1)
+    boxes = np.frombuffer((folder / c.h2d[0]["file"]).read_bytes(), dtype=_BOX)
+    rv = c.array(c.h2d[1], f64).reshape(-1, 4)
+    qv = c.array(c.h2d[2], f64)
+    fv = c.array(c.h2d[3], f64).reshape(-1, 4).copy()
+    a2 = 2.0 * alpha * alpha
+    for box in boxes:
+        home = slice(box["offset"], box["offset"] + per_box)
+        ra = rv[home]
+        for other in [box["offset"]] + [int(n["offset"]) for n in box["nei"][:box["nn"]]]:
+            rb, qb = rv[other:other + per_box], qv[other:other + per_box]
+            r2 = ra[:, None, 0] + rb[None, :, 0] - ra[:, 1:] @ rb[:, 1:].T
+            vij = np.exp(-a2 * r2)
+            fv[home, 0] += (qb[None, :] * vij).sum(axis=1)
+            for k in (1, 2, 3):
+                fv[home, k] += (qb[None, :] * 2 * vij * (ra[:, None, k] - rb[None, :, k])).sum(axis=1)
+    got = c.array(c.d2h[0], f64).reshape(-1, 4)
+    if np.allclose(got, fv, rtol=1e-10, atol=1e-12 * np.abs(fv).max()):
+        return "yes (forces = its kernel in NumPy, from the inputs it sent)"
+    return f"NO: forces, {_worst(got, fv)}"

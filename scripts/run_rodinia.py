@@ -74,7 +74,11 @@ PROGRAMS = [
     Program("huffman", "huffman", ".", ["./pavle", "{work}/data/huffman/skewed64k.in"], check="huffman"),
     Program("hybridsort", "hybridsort", ".", ["./hybridsort", "r"]),
     Program("kmeans", "kmeans", ".", ["./kmeans", "-o", "-i", "{work}/data/kmeans/100"]),
-    Program("lavaMD", "lavaMD", ".", ["./lavaMD", "-boxes1d", "1"]),
+    # lavaMD links with `gcc ... -L/usr/local/cuda/lib64 -lcudart`: where a CUDA installation is there, gcc
+    # takes NVIDIA's library (which lacks what CUDA 13's host code needs from libstdc++) unless its Makefile's
+    # KERNEL_DIM variable, which heads every command line, names the toolkit's lib64 first
+    Program("lavaMD", "lavaMD", ".", ["./lavaMD", "-boxes1d", "2"], make_vars=("KERNEL_DIM=-L{toolkit}/lib64",),
+            check="lavaMD", save_copies=True),
     Program("leukocyte", "leukocyte", "CUDA", ["./leukocyte", "{work}/data/leukocyte/testfile.avi", "1"]),
     Program("lud", "lud", "cuda", ["./lud_cuda", "-s", "64", "-v"], check="lud"),
     Program("mummergpu", "mummergpu", ".", ["./bin/mummergpu", "ref.fa", "query.fa"]),
@@ -311,14 +315,15 @@ def check_saved(name: str):
     calls = {"pathfinder": lambda d: cc.check_pathfinder(d, cols=256, rows=8),
              "gaussian": lambda d: cc.check_gaussian(d, size=16),
              "backprop": lambda d: cc.check_backprop(d, n_in=1024),
-             "srad_v2": lambda d: cc.check_srad_v2(d, rows=64, cols=64, roi=(0, 31, 0, 31), lam=0.5, niter=2)}
+             "srad_v2": lambda d: cc.check_srad_v2(d, rows=64, cols=64, roi=(0, 31, 0, 31), lam=0.5, niter=2),
+             "lavaMD": cc.check_lavamd}
     return lambda work, folder, out: calls[name](folder / COPIES)
 
 
 CHECKS = {"bfs": check_bfs, "lud": check_lud, "nn": check_nn, "huffman": check_huffman, "hotspot": check_hotspot,
           "b+tree": check_btree, "nw": check_nw, "streamcluster": check_streamcluster, "srad_v1": check_srad_v1,
           "particlefilter": check_particlefilter,
-          **{name: check_saved(name) for name in ("pathfinder", "gaussian", "backprop", "srad_v2")}}
+          **{name: check_saved(name) for name in ("pathfinder", "gaussian", "backprop", "srad_v2", "lavaMD")}}
 
 
 def run(cmd: list[str], cwd: Path, env: dict, timeout: float) -> tuple[int, str, str, float]:
@@ -363,14 +368,15 @@ def main() -> int:
         if only and prog.name not in only:
             continue
         folder = work / "cuda" / prog.folder
-        rc, out, err, _ = run(["make", f"CUDA_DIR={toolkit}", *prog.make_vars], folder, env, args.timeout)
+        make_vars = [v.replace("{toolkit}", toolkit) for v in prog.make_vars]
+        rc, out, err, _ = run(["make", f"CUDA_DIR={toolkit}", *make_vars], folder, env, args.timeout)
         if prog.name in PREPARE:
             PREPARE[prog.name](work, folder, env)
         argv = [a.replace("{work}", str(work)) for a in prog.argv]
         saved_shown = ["--save-copies", COPIES] if prog.save_copies else []
         shown = " ".join(a.replace(str(work), "WORK") for a in [*prog.exec_options, *saved_shown, *argv])
         if prog.make_vars:
-            shown = f"make {' '.join(prog.make_vars)}`, `{shown}"
+            shown = f"make {' '.join(prog.make_vars)}`, `{shown}".replace("{toolkit}", "$(tlpsim toolkit)")
         if rc != 0:
             print(f"| {prog.name} | no: {last_error(out + err)} | - | - | `{shown}` | - |", flush=True)
             continue
