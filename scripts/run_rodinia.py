@@ -13,7 +13,8 @@ The script downloads nothing and changes nothing there: it copies the checkout i
 
 so Makefiles that use CUDA_DIR and those that call `nvcc` by name both reach tlpsim. No
 source or Makefile is changed (nw is built with its Makefile's own KERNEL_DIM variable
-set to -DTRACEBACK, so that it writes its result). Inputs are generated (seeded) where a
+set to -DTRACEBACK, so that it writes its result; lavaMD with its KERNEL_DIM naming the
+toolkit's lib64, ahead of the fixed -L/usr/local/cuda/lib64 it links with). Inputs are generated (seeded) where a
 program reads files; sizes are reduced only through the programs' own arguments.
 "correct" is checked against
 - the suite's CPU (OpenMP) version, built with its own Makefile and run on one thread
@@ -22,9 +23,13 @@ program reads files; sizes are reduced only through the programs' own arguments.
 - a reference computed here: bfs (breadth-first costs), nn (nearest records), hotspot
   (the CUDA kernel's stencil in NumPy; the OpenMP version treats the edges differently);
 - the program's own verification: lud -v, huffman's GPU-vs-CPU comparison;
+- a NumPy reference of the program's kernels applied to the inputs it copied to the
+  device, compared with what it copied back, both saved by `tlpsim exec --save-copies`
+  (rodinia_copy_checks.py): backprop, gaussian, pathfinder, srad_v2, lavaMD;
 - plausibility for particlefilter, which seeds from the clock.
 Other programs are only checked to run to completion ("ran" = exit status 0 with no
-kernel fault): they print nothing to compare. Prints a Markdown table.
+kernel fault): they print nothing to compare. Prints a Markdown table. docs/exec.md
+("Rodinia 3.1, unmodified") says which 14 programs the issue's target counts.
 """
 
 from __future__ import annotations
