@@ -216,3 +216,21 @@ def check_lavamd(folder: Path, alpha: float = 0.5, per_box: int = 100) -> str:
     if np.allclose(got, fv, rtol=1e-10, atol=1e-12 * np.abs(fv).max()):
         return "yes (forces = its kernel in NumPy, from the inputs it sent)"
     return f"NO: forces, {_worst(got, fv)}"
+
+
+def check_particlefilter(folder: Path, particles: int) -> str | None:
+    """Its kernel, every frame: particle i takes the position of the first particle x whose
+    CDF[x] >= u[i] (the last one if none), from the positions, CDF and u the host sent.
+    None when every frame's xj and yj match, else what differs."""
+    c = Copies(folder)
+    frames = len(c.d2h) // 2
+    if frames == 0 or len(c.h2d) != 6 * frames or len(c.d2h) != 2 * frames:
+        return f"NO: {len(c.h2d)} H2D and {len(c.d2h)} D2H copies, not 6 and 2 per frame"
+    for f in range(frames):
+        x, y, _, _, cdf, u = (c.array(r, f64) for r in c.h2d[6 * f:6 * f + 6])
+        hit = cdf[None, :] >= u[:, None]
+        index = np.where(hit.any(axis=1), hit.argmax(axis=1), particles - 1)
+        got_y, got_x = c.array(c.d2h[2 * f], f64), c.array(c.d2h[2 * f + 1], f64)
+        if not (np.array_equal(got_x, x[index]) and np.array_equal(got_y, y[index])):
+            return f"NO: frame {f + 1}: the resampled particles differ from the kernel in NumPy"
+    return None
