@@ -12,7 +12,7 @@ import numpy as np
 from tlpsim.cudart.saved_copies import CopyLog
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-import rodinia_copy_checks as cc  # noqa: E402
+import rodinia_copy_checks as cc
 
 
 def _save(folder: Path, copies: list[tuple[str, np.ndarray]]) -> Path:
