@@ -8,7 +8,8 @@ STAMP := $(VENV)/.tlpsim-installed
 # the compiled timing core (setup.py, src/tlpsim/_core.py) and the CUDA runtime library of
 # `tlpsim exec` (src/tlpsim/cudart/) are rebuilt when their sources change
 CORE_SOURCES := setup.py src/tlpsim/_core.py $(wildcard src/tlpsim/timing/*.py) \
-	src/tlpsim/cudart/libcudart.c src/tlpsim/cudart/build.py src/tlpsim/cudart/cudart13_exports.txt
+	src/tlpsim/cudart/libcudart.c $(wildcard src/tlpsim/cudart/libcudart_*.c src/tlpsim/cudart/libcudart_*.h) \
+	src/tlpsim/cudart/libcurand.c src/tlpsim/cudart/build.py src/tlpsim/cudart/cudart13_exports.txt
 
 .PHONY: setup demo test bench clean browser-test-deps cupy-tests
 

@@ -63,11 +63,15 @@ def toolkit_cmd() -> None:
 @click.option("--oob-reads", type=click.Choice(["error", "zero"]), default="error", show_default=True,
               help="Global loads outside every allocation: an illegal-address fault (as tlpsim checks), or read "
                    "0 and counted (what a GPU often tolerates, e.g. srad_v2 reading one row before its array).")
+@click.option("--save-copies", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="Save the bytes of every host<->device copy in a new folder (DIR/copies.tsv indexes them), "
+                   "to check a program's results against a reference.")
 @click.option("--nvcc", "nvcc_options", multiple=True, metavar="OPTION",
               help="Extra nvcc option when exec compiles .cu sources (repeatable), e.g. --nvcc=-O3.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def exec_cmd(mode: str, preset: str, overrides: tuple, plugins: tuple, run_dir: str | None, device_memory: str,
-             timeout: float | None, oob_reads: str, nvcc_options: tuple, command: tuple) -> None:
+             timeout: float | None, oob_reads: str, save_copies: str | None, nvcc_options: tuple,
+             command: tuple) -> None:
     """Run an unmodified CUDA program on the simulator: `tlpsim exec [options] -- ./prog
     args`, or `tlpsim exec prog.cu -- args` to compile and run. Every kernel launch
     executes on the simulator; in timing mode each is simulated and recorded."""
@@ -77,7 +81,8 @@ def exec_cmd(mode: str, preset: str, overrides: tuple, plugins: tuple, run_dir: 
     def go() -> int:
         return run(list(command), mode=mode, preset=preset, overrides=parse_overrides(overrides),
                    plugins=list(plugins), run_dir=run_dir, device_memory=parse_size(device_memory), timeout=timeout,
-                   nvcc_options=list(nvcc_options), echo=lambda m: click.echo(m, err=True), oob_reads=oob_reads)
+                   nvcc_options=list(nvcc_options), echo=lambda m: click.echo(m, err=True), oob_reads=oob_reads,
+                   save_copies=save_copies)
 
     sys.exit(_friendly(go)())
 

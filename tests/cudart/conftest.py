@@ -20,6 +20,7 @@ BUILDS: dict[str, tuple[list[str], list[str]]] = {
     p.stem: ([p.name], ["-O2"]) for p in sorted(PROGRAMS.glob("*.cu"))
 }
 BUILDS["curand_host"] = (["curand_host.cu"], ["-O2", "-lcurand"])  # tlpsim's host cuRAND library
+BUILDS["curand_host_order"] = (["curand_host_order.cu"], ["-O2", "-lcurand"])
 BUILDS["separate"] = (["separate/stencil.cu", "separate/scale.cu"], [])
 BUILDS["separate_rdc"] = (["separate/stencil.cu", "separate/scale.cu"], ["-rdc=true", "-DUSE_RDC"])
 

@@ -222,3 +222,61 @@ class Mrg32k3a:
 
 
 GENERATORS = {"xorwow": Xorwow, "philox": Philox, "mrg32k3a": Mrg32k3a}
+
+
+# ------------------------------------------------------------------ the host API's output order
+
+# generator threads of NVIDIA's host library (docs/exec.md, "cuRAND"): XORWOW's is documented;
+# MRG32k3a's and Philox's are the counts tlpsim's libcurand uses, bounded below by the H200's output
+HOST_THREADS = {"xorwow": 4096, "mrg32k3a": 16384, "philox": 4096}
+
+
+def host_draw(name: str, seed: int, position: int):
+    """The generator positioned so that its next draw (next() for XORWOW and Philox, raw()
+    for MRG32k3a) is output position `position` of a host-API generator."""
+    threads = HOST_THREADS[name]
+    if name == "philox":
+        block = position // 4
+        gen = Philox(seed, block % threads)
+        for _ in range(4 * (block // threads) + position % 4):
+            gen.next()
+        return gen
+    gen = GENERATORS[name](seed, position % threads)
+    for _ in range(position // threads):
+        gen.next() if name != "mrg32k3a" else gen.raw()
+    return gen
+
+
+def host_normals(name: str, seed: int, offset: int, count: int) -> list[float]:
+    """curandGenerateNormal(mean 0, stddev 1) of `count` values at generator offset `offset`:
+    XORWOW and MRG32k3a thread t makes pairs t, t + threads, ... from subsequence
+    (offset + t) mod threads, from draw (offset + t) // threads on, two draws per pair;
+    Philox pairs two consecutive positions."""
+    threads = HOST_THREADS[name]
+    out: list[float] = []
+    for pair in range(count // 2):
+        if name == "philox":
+            x = host_draw(name, seed, offset + 2 * pair).next()
+            y = host_draw(name, seed, offset + 2 * pair + 1).next()
+            out += _box_muller_of(x, y)
+            continue
+        t = pair % threads
+        start = (offset + t) // threads + 2 * (pair // threads)
+        gen = GENERATORS[name](seed, (offset + t) % threads)
+        for _ in range(start):
+            gen.next() if name != "mrg32k3a" else gen.raw()
+        out += [gen.normal(), gen.normal()]
+    return out
+
+
+def _box_muller_of(x: int, y: int) -> list[float]:
+    class _Two:
+        extra = None
+
+        def __init__(self) -> None:
+            self.values = [x, y]
+
+        def next(self) -> int:
+            return self.values.pop(0)
+    two = _Two()
+    return [_box_muller_bits(two), _box_muller_bits(two)]

@@ -7,11 +7,10 @@ MRG32k3a), one subsequence per thread."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from .conftest import run_exec
-from .curand_reference import GENERATORS
+from .curand_reference import GENERATORS, host_draw, host_normals
 
 
 @pytest.fixture(scope="module")
@@ -53,20 +52,6 @@ AT = [0, 1, 2, 4095, 4096, 4097, 8191, 8192, 8199]
 N = 8200
 
 
-def _at(name: str, position: int):
-    """(raw draw, uniform) at output position `position` of a host-API generator seeded 1234:
-    XORWOW and MRG32k3a interleave 4096 subsequences; Philox runs its counter in order."""
-    if name == "philox":
-        gen = GENERATORS[name](1234)
-        for _ in range(position):
-            gen.next()
-        return gen
-    gen = GENERATORS[name](1234, position % 4096)
-    for _ in range(position // 4096):
-        gen.next() if name != "mrg32k3a" else gen.raw()
-    return gen
-
-
 @pytest.fixture(scope="module")
 def host_api(binaries):
     r = run_exec(binaries["curand_host"])
@@ -76,26 +61,20 @@ def host_api(binaries):
 
 @pytest.mark.parametrize("name", ["xorwow", "mrg32k3a", "philox"])
 def test_host_api_generates_the_generators_sequences(host_api, name):
+    """The host API's output order (curand_reference.host_draw): XORWOW and MRG32k3a
+    interleave their generator threads' subsequences, Philox takes four values per counter
+    from each thread's subsequence."""
     rows, _ = host_api
     got = dict(item.split(":") for item in rows[(name, "uniform")])
     assert list(map(int, got)) == AT
     for pos in AT:
-        assert float.fromhex(got[str(pos)]) == _at(name, pos).uniform(), (name, pos)
+        assert float.fromhex(got[str(pos)]) == host_draw(name, 1234, pos).uniform(), (name, pos)
     # a second call continues where the first stopped (positions N .. N+3)
-    bits = [_at(name, N + k).next() for k in range(4)]
+    bits = [host_draw(name, 1234, N + k).next() for k in range(4)]
     assert [int(b, 16) for b in rows[(name, "bits")]] == bits
-    # normals: Box-Muller pairs of consecutive positions, from position 0 after re-seeding
-    normals = []
-    for pair in range(4):
-        if name == "mrg32k3a":
-            u, v = _at(name, 2 * pair).uniform(), _at(name, 2 * pair + 1).uniform()
-            angle = float(np.float32(v) * np.float32(6.2831855))
-        else:
-            u = _at(name, 2 * pair).uniform()
-            step = np.float32(2.3283064e-10) * np.float32(6.2831855)
-            angle = float(np.float32(_at(name, 2 * pair + 1).next()) * step + step / np.float32(2))
-        s = np.sqrt(-2.0 * np.log(u))
-        normals += [np.sin(angle) * s, np.cos(angle) * s]
+    # re-seeding keeps the offset (N + 4), as NVIDIA's library does; normals are Box-Muller
+    # pairs made by one generator thread (XORWOW, MRG32k3a) or of consecutive positions (Philox)
+    normals = host_normals(name, 1234, N + 4, 8)
     assert [float.fromhex(v) for v in rows[(name, "normal")]] == pytest.approx(normals, rel=1e-6, abs=1e-7)
     assert rows[(name, "host")] == ["generator", "same"]
 
@@ -103,3 +82,18 @@ def test_host_api_generates_the_generators_sequences(host_api, name):
 def test_host_api_refuses_generators_it_lacks(host_api):
     _, out = host_api
     assert "mtgp32: status 103" in out  # CURAND_STATUS_TYPE_ERROR
+
+
+def test_host_api_thread_counts_past_the_h200_bounds(binaries):
+    """curand_host_order.cu: 2^21 uniforms of MRG32k3a and Philox, the values around powers
+    of two and at multiples of 2^14, in the order of curand_reference.HOST_THREADS."""
+    r = run_exec(binaries["curand_host_order"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == ["mrg32k3a", "philox", "done"]
+    for line in lines[:2]:
+        name, *items = line.split()
+        values = dict(item.split(":") for item in items)
+        assert len(values) == 150  # 30 around powers of two, 125 multiples of 2^14, 5 of them both
+        for pos, v in values.items():
+            assert float.fromhex(v) == host_draw(name, 1234, int(pos)).uniform(), (name, pos)

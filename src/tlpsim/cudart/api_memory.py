@@ -57,6 +57,10 @@ def copy(rt, dst: int, src: int, nbytes: int, kind: int) -> None:
         rt.device.memory.write(dst, view(src, nbytes))  # one copy, and the timing model hears of it
     else:
         ctypes.memmove(dst, src, nbytes)
+    if rt.copy_log is not None and src_dev != dst_dev:  # tlpsim exec --save-copies
+        device = dst if dst_dev else src
+        start = rt.device.memory.allocation_of(device)[0]
+        rt.copy_log.record("H2D" if dst_dev else "D2H", start, device - start, bytes(view(dst, nbytes)))
 
 
 @api("cudaMalloc")

@@ -28,6 +28,7 @@ SOURCE = HERE / "libcudart.c"
 # libcudart_*.c: further entry points (textures, graphs, ...), compiled with libcudart.c
 EXTRA_SOURCES = tuple(sorted(HERE.glob("libcudart_*.c")))
 SOURCES = (SOURCE, *EXTRA_SOURCES)
+HEADERS = tuple(sorted(HERE.glob("libcudart_*.h")))  # what the libcudart_*.c files share
 CURAND_SOURCE = HERE / "libcurand.c"   # tlpsim's host cuRAND library (-lcurand)
 CURAND_SONAME = "libcurand.so.10"
 EXPORTS = HERE / "cudart13_exports.txt"
@@ -101,7 +102,7 @@ def find_libpython() -> str | None:
 
 def source_digest() -> str:
     h = hashlib.sha256()
-    for p in (*SOURCES, CURAND_SOURCE, EXPORTS, Path(__file__)):
+    for p in (*SOURCES, *HEADERS, CURAND_SOURCE, EXPORTS, Path(__file__)):
         h.update(p.read_bytes())
     return h.hexdigest()
 

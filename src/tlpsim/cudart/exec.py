@@ -148,12 +148,23 @@ def describe_exit(returncode: int) -> dict:
     return {"exit_status": returncode, "text": f"the program exited with status {returncode}"}
 
 
+def _empty_folder(folder: Path) -> Path:
+    """--save-copies DIR: a new or empty folder (copies of two runs never mix)."""
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise TlpsimError(f"--save-copies {folder}: exists and is not an empty folder; name a new one")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder.resolve()
+
+
 def run(command: list[str], *, mode: str, preset: str, overrides: dict, plugins: list[str], run_dir: str | None,
-        device_memory: int, timeout: float | None, nvcc_options: list[str], echo, oob_reads: str = "error") -> int:
+        device_memory: int, timeout: float | None, nvcc_options: list[str], echo, oob_reads: str = "error",
+        save_copies: str | None = None) -> int:
     from tlpsim.config.loader import load_config
     from tlpsim.policies.external import activate
     from tlpsim.report.rundir import check_new
 
+    if save_copies is not None:
+        save_copies = str(_empty_folder(Path(save_copies)))
     sources, rest = split_command(command)
     if sources:
         rest = [str(compile_program(sources, nvcc_options, echo)), *rest]
@@ -179,7 +190,8 @@ def run(command: list[str], *, mode: str, preset: str, overrides: dict, plugins:
     out_dir = out if out is not None else Path(scratch.name)
     out_dir.mkdir(parents=True, exist_ok=True)
     settings = Settings(mode=mode, preset=preset, overrides=overrides, plugins=list(plugins),
-                        out_dir=str(out_dir.resolve()), device_memory=device_memory, oob_reads=oob_reads)
+                        out_dir=str(out_dir.resolve()), device_memory=device_memory, oob_reads=oob_reads,
+                        save_copies=save_copies)
     env = child_env(settings)
     t0 = time.perf_counter()
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the program's to handle

@@ -2,22 +2,9 @@
  * (Python side: api_graph.py). Graph, node and executable-graph handles are small
  * integers handed out by the runtime; structs are unpacked into words here. */
 
-#include <stdint.h>
 #include <string.h>
 
-#include <cuda_runtime_api.h>
-
-#define EXPORT __attribute__((visibility("default")))
-#define P(x) ((uint64_t)(uintptr_t)(x))
-
-int tlpsim_rt_call(const char *name, uint64_t *args, int nargs);
-
-#define NARGS(a) ((int)(sizeof(a) / sizeof((a)[0])) - 1)
-#define CALL(name, ...)                                              \
-    do {                                                             \
-        uint64_t a_[] = {0, __VA_ARGS__};                            \
-        return (cudaError_t)tlpsim_rt_call(name, a_ + 1, NARGS(a_)); \
-    } while (0)
+#include "libcudart_entry.h"
 
 /* ------------------------------------------------------------------ graphs */
 
@@ -182,7 +169,6 @@ EXPORT cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStre
     CALL(__func__, COPY3D_WORDS(p), P(stream), 0);
 }
 
-#define ALIAS(name, target) EXPORT __typeof__(target) name __attribute__((alias(#target)))
 ALIAS(cudaGraphLaunch_ptsz, cudaGraphLaunch);
 ALIAS(cudaGraphUpload_ptsz, cudaGraphUpload);
 ALIAS(cudaStreamBeginCapture_ptsz, cudaStreamBeginCapture);

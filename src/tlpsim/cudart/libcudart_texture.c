@@ -6,24 +6,11 @@
  * channel formats as (x, y, z, w, kind), float border colours as their bits.
  */
 
-#include <stdint.h>
 #include <string.h>
 
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations" /* cudaMemcpyToArray & co: deprecated, still exported */
 
-#include <cuda_runtime_api.h>
-
-#define EXPORT __attribute__((visibility("default")))
-#define P(x) ((uint64_t)(uintptr_t)(x))
-
-int tlpsim_rt_call(const char *name, uint64_t *args, int nargs);
-
-#define NARGS(a) ((int)(sizeof(a) / sizeof((a)[0])) - 1)
-#define CALL(name, ...)                                         \
-    do {                                                        \
-        uint64_t a_[] = {0, __VA_ARGS__};                       \
-        return (cudaError_t)tlpsim_rt_call(name, a_ + 1, NARGS(a_)); \
-    } while (0)
+#include "libcudart_entry.h"
 
 #define DESC(d) (uint64_t)(int64_t)(d).x, (uint64_t)(int64_t)(d).y, (uint64_t)(int64_t)(d).z, \
                 (uint64_t)(int64_t)(d).w, (uint64_t)(d).f
@@ -165,7 +152,6 @@ EXPORT cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject)
 
 /* ------------------------------------------------------------------ per-thread default stream variants */
 
-#define ALIAS(name, target) EXPORT __typeof__(target) name __attribute__((alias(#target)))
 ALIAS(cudaMemcpyToArray_ptds, cudaMemcpyToArray);
 ALIAS(cudaMemcpyToArrayAsync_ptsz, cudaMemcpyToArrayAsync);
 ALIAS(cudaMemcpyFromArray_ptds, cudaMemcpyFromArray);

@@ -4,11 +4,9 @@
  * have; this library generates the same generators' numbers on the host and copies
  * them to the device with cudaMemcpy (tlpsim's runtime), or writes them in place for
  * curandCreateGeneratorHost. Generators: XORWOW (the default), MRG32k3a and
- * Philox4_32_10, with cuRAND's seeding (the device API's curand_init). Output order
- * (docs/exec.md): XORWOW and MRG32k3a interleave 4096 subsequences (the value at
- * position g comes from subsequence g mod 4096, draw g / 4096), as cuRAND documents
- * its legacy ordering; Philox takes four outputs per counter in counter order.
- * Normal values come in Box-Muller pairs from consecutive positions.
+ * Philox4_32_10, with cuRAND's seeding (the device API's curand_init), in the output order
+ * of NVIDIA's host library (many generator threads interleaved: "positions" below and
+ * docs/exec.md). Normal values come in Box-Muller pairs made by one generator thread.
  */
 
 #define _GNU_SOURCE
@@ -184,34 +182,59 @@ static void philox(const uint32_t ctr[4], uint32_t k0, uint32_t k1, uint32_t out
     out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
 }
 
-/* ------------------------------------------------------------------ positions */
+/* ------------------------------------------------------------------ positions
+ *
+ * NVIDIA's host generators run a fixed set of generator threads (docs/exec.md, "cuRAND"):
+ * XORWOW and MRG32k3a thread t draws from subsequence t, Philox thread t from subsequence t,
+ * four values per counter. Output position n (the generator's offset plus the index in
+ * the call) is, for 32-bit and uniform values,
+ *   XORWOW, MRG32k3a: draw n / THREADS of subsequence n mod THREADS;
+ *   Philox:           value n mod 4 of counter (n / 4) / THREADS of subsequence (n / 4) mod THREADS.
+ * Normals come in Box-Muller pairs. XORWOW and MRG32k3a: one generator thread makes both
+ * values of a pair; thread t makes pairs t, t + THREADS, t + 2 THREADS, ... of the call
+ * from subsequence (offset + t) mod THREADS, starting at draw (offset + t) / THREADS and
+ * taking two draws per pair. Philox: a pair is two consecutive positions. The thread counts below are the ones the H200's
+ * output pins down or bounds (tests/cudart/h200/curand_host.stdout). */
+
+#define XORWOW_THREADS 4096   /* NVIDIA's documented legacy/default XORWOW ordering */
+#define MRG_THREADS 16384     /* > 8207 on the H200; the exact count is not yet measured */
+#define PHILOX_THREADS 4096   /* > 2052 on the H200; the exact count is not yet measured */
+
+static unsigned threads(const struct curandGenerator_st *g)
+{
+    return g->type == CURAND_RNG_PSEUDO_XORWOW ? XORWOW_THREADS
+         : g->type == CURAND_RNG_PSEUDO_MRG32K3A ? MRG_THREADS : PHILOX_THREADS;
+}
 
 static curandStatus_t prepare(curandGenerator_t g)
 {
     if (g->ready || g->type == CURAND_RNG_PSEUDO_PHILOX4_32_10)
         return CURAND_STATUS_SUCCESS;
-    g->pos = calloc(STREAMS, sizeof *g->pos);
+    unsigned n = threads(g);
+    g->pos = calloc(n, sizeof *g->pos);
     if (!g->pos)
         return CURAND_STATUS_ALLOCATION_FAILED;
     if (g->type == CURAND_RNG_PSEUDO_XORWOW) {
         if (!xw_jump_ready) xw_make_jump();
-        g->xw = malloc(STREAMS * sizeof *g->xw);
+        g->xw = malloc(2 * n * sizeof *g->xw); /* the subsequences' starts, then their current states */
         if (!g->xw) return CURAND_STATUS_ALLOCATION_FAILED;
         xw_seed(g->seed, g->xw[0]);
-        for (int k = 1; k < STREAMS; k++) {
+        for (unsigned k = 1; k < n; k++) {
             gf_apply(xw_jump, g->xw[k - 1], g->xw[k]);
             g->xw[k][5] = g->xw[0][5]; /* 362437 * 2^67 is 0 mod 2^32: d is unchanged */
         }
+        memcpy(g->xw + n, g->xw, n * sizeof *g->xw);
     } else {
         if (!mrg_jump_ready) mrg_make_jump();
-        g->mrg = malloc(STREAMS * sizeof *g->mrg);
+        g->mrg = malloc(2 * n * sizeof *g->mrg);
         if (!g->mrg) return CURAND_STATUS_ALLOCATION_FAILED;
         mrg_seed(g->seed, g->mrg[0]);
-        for (int k = 1; k < STREAMS; k++) {
+        for (unsigned k = 1; k < n; k++) {
             memcpy(g->mrg[k], g->mrg[k - 1], sizeof g->mrg[k]);
             mat3_vec(J1, g->mrg[k], M1);
             mat3_vec(J2, g->mrg[k] + 3, M2);
         }
+        memcpy(g->mrg + n, g->mrg, n * sizeof *g->mrg);
     }
     g->ready = 1;
     return CURAND_STATUS_SUCCESS;
@@ -224,23 +247,46 @@ static void reset(curandGenerator_t g)
     g->ready = 0;
 }
 
-/* The raw draw at global position `at`: 32 bits (XORWOW, Philox) or MRG32k3a's (0, m1] value. */
+/* Draw `step` (0-based) of subsequence `k`: XORWOW's 32 bits or MRG32k3a's (0, m1] value. */
+static uint64_t draw_of(curandGenerator_t g, unsigned k, uint64_t step)
+{
+    unsigned n = threads(g);
+    if (g->pos[k] > step) { /* back to the subsequence's start */
+        if (g->type == CURAND_RNG_PSEUDO_XORWOW) memcpy(g->xw[n + k], g->xw[k], sizeof g->xw[k]);
+        else memcpy(g->mrg[n + k], g->mrg[k], sizeof g->mrg[k]);
+        g->pos[k] = 0;
+    }
+    uint64_t v = 0;
+    for (; g->pos[k] <= step; g->pos[k]++)
+        v = g->type == CURAND_RNG_PSEUDO_XORWOW ? xw_next(g->xw[n + k]) : mrg_raw(g->mrg[n + k]);
+    return v;
+}
+
+/* The raw value at output position `at`: 32 bits (XORWOW, Philox) or MRG32k3a's (0, m1] value. */
 static uint64_t draw(curandGenerator_t g, uint64_t at)
 {
     if (g->type == CURAND_RNG_PSEUDO_PHILOX4_32_10) {
-        uint32_t ctr[4] = {(uint32_t)(at / 4), (uint32_t)(at / 4 >> 32), 0, 0}, out[4];
+        uint64_t block = at / 4, sub = block % PHILOX_THREADS, ctr_lo = block / PHILOX_THREADS;
+        uint32_t ctr[4] = {(uint32_t)ctr_lo, (uint32_t)(ctr_lo >> 32), (uint32_t)sub, (uint32_t)(sub >> 32)}, out[4];
         philox(ctr, (uint32_t)g->seed, (uint32_t)(g->seed >> 32), out);
         return out[at % 4];
     }
-    uint64_t k = at % STREAMS, p = at / STREAMS;
-    if (g->pos[k] > p) { /* an offset moved back: start the subsequences again */
-        reset(g);
-        prepare(g);
+    return draw_of(g, (unsigned)(at % threads(g)), at / threads(g));
+}
+
+/* The two raw values of normal pair `pair` of a call starting at the generator's offset. */
+static void pair_draws(curandGenerator_t g, uint64_t pair, uint64_t *r0, uint64_t *r1)
+{
+    if (g->type == CURAND_RNG_PSEUDO_PHILOX4_32_10) {
+        *r0 = draw(g, g->offset + 2 * pair);
+        *r1 = draw(g, g->offset + 2 * pair + 1);
+        return;
     }
-    uint64_t v = 0;
-    for (; g->pos[k] <= p; g->pos[k]++)
-        v = g->type == CURAND_RNG_PSEUDO_XORWOW ? xw_next(g->xw[k]) : mrg_raw(g->mrg[k]);
-    return v;
+    /* thread t = pair mod THREADS makes pairs t, t + THREADS, ...: it skips to the draw of
+       position offset + t, then takes two draws per pair */
+    uint64_t n = threads(g), t = pair % n, q = g->offset + t, step = q / n + 2 * (pair / n);
+    *r0 = draw_of(g, (unsigned)(q % n), step);
+    *r1 = draw_of(g, (unsigned)(q % n), step + 1);
 }
 
 static double unit_float(curandGenerator_t g, uint64_t raw)
@@ -289,8 +335,7 @@ EXPORT curandStatus_t curandDestroyGenerator(curandGenerator_t g)
 EXPORT curandStatus_t curandSetPseudoRandomGeneratorSeed(curandGenerator_t g, unsigned long long seed)
 {
     if (!g) return CURAND_STATUS_NOT_INITIALIZED;
-    g->seed = seed;
-    g->offset = 0;
+    g->seed = seed; /* the offset stays: NVIDIA's library keeps it across re-seeding (the H200 does) */
     reset(g);
     return CURAND_STATUS_SUCCESS;
 }
@@ -373,7 +418,8 @@ static void fill_normal(curandGenerator_t g, void *out, size_t n, const void *ar
 {
     const struct moments *m = arg;
     for (size_t i = 0; i < n; i += 2) {
-        uint64_t r0 = draw(g, g->offset + i), r1 = draw(g, g->offset + i + 1);
+        uint64_t r0, r1;
+        pair_draws(g, i / 2, &r0, &r1);
         double s = sqrt(-2.0 * log(unit_float(g, r0)));
         float a = g->type == CURAND_RNG_PSEUDO_MRG32K3A
                       ? (float)unit_float(g, r1) * 6.2831855f /* as curand_box_muller_mrg */

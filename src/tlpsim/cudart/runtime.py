@@ -42,6 +42,7 @@ import numpy as np
 
 from tlpsim.cudart import errors as E
 from tlpsim.cudart.modules import FatModule, KernelEntry, VarEntry
+from tlpsim.cudart.saved_copies import CopyLog
 
 ENV_SETTINGS = "TLPSIM_EXEC"
 
@@ -79,6 +80,7 @@ class Settings:
     device_memory: int = 4 << 30
     budget: int | None = None
     oob_reads: str = "error"          # "zero": global loads outside every allocation read 0 (counted)
+    save_copies: str | None = None    # a folder: every host<->device copy's bytes (saved_copies.py)
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -156,6 +158,7 @@ class Runtime:
         self.kernels: dict[int, KernelEntry] = {}    # host stub address -> kernel
         self.vars: dict[int, VarEntry] = {}          # host shadow address -> variable
         self.allocs: dict[int, int] = {}             # device address -> kind (0 device, 1 host, 2 managed)
+        self.copy_log = CopyLog(settings.save_copies) if settings.save_copies else None
         self.last_error = 0
         self.sticky = 0
         self.pending_fault = 0  # a kernel fault not yet seen by the program
