@@ -213,7 +213,7 @@ class GPU:
         run = KernelRun(self.kid, name or trace.kernel, static, trace,
                         KernelResources(tpc, regs_per_thread, smem_per_cta, self.kid), stream)
         run.shared_banks = self.cfg.sm.shared_banks
-        run.feed = TraceFeed(trace, run.shared_banks)
+        run.feed = TraceFeed(trace, run.shared_banks, self.cfg.sm.shared_atomic_same_word == "serialize")
         deps = getattr(trace, "deps", None)
         if deps is not None and len(deps):
             run.gates = CrossCtaGates(deps, trace.warps_per_cta)
