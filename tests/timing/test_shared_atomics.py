@@ -123,3 +123,14 @@ def test_only_the_emulated_atomic_writes_the_loop_bit():
     i = tlpsim.RawKernel(INT_ATOMIC, "iatom")
     ai = analyze(i.program.module, i.kernel)
     assert StaticKernel(ai.fn, latency_tables(load_config("h200")), analyzed=ai).loop_bit == 0
+
+
+def test_skip_ahead_equals_dense_ticking_through_a_loop():
+    cycles = []
+    for dense in (False, True):
+        cfg = load_config("h200", {"gpu.n_sms": 1})
+        with tlpsim.Device(mode="timing", config=cfg, trace_cache=False, dense=dense) as dev:
+            out = tlpsim.zeros(64, np.float32)
+            tlpsim.RawKernel(FLOAT_ATOMIC, "fatom")((2,), (32,), (out, np.int32(2)))
+            cycles.append(dev.launches[-1].stats.cycles)
+    assert cycles[0] == cycles[1] > 16 * load_config("h200").sm.shared_atomic_cas_round_cycles
