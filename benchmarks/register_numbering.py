@@ -2,7 +2,8 @@
 every preset (tests/timing/test_register_numbering.py checks a subset):
 
 * in the default mode (`sm.register_count = "ptxas"`), the highest register any
-  instruction names + 1 equals the RF's per-thread count;
+  instruction names + 1 equals the RF's per-thread count; under "ptxas_exact" (h200,
+  h100) it equals the numbering's `named_regs` and the RF reserves ptxas's count;
 * CTAs/SM equal today's (occupancy from ptxas's count) except where the packed
   allocation needs more registers than ptxas reports: those kernels are listed.
 
@@ -65,8 +66,10 @@ def main() -> int:
             sk = StaticKernel(ak.fn, latency_tables(cfg), analyzed=num.analyzed, allocation=num.allocation)
             top = max(r for ins in sk.instrs for r in ins.src_regs + ins.dst_regs) + 1
             checked += 1
-            if top != num.rf_regs:
-                bad.append(f"{preset} {wl}/{rec.kernel}: highest named + 1 = {top}, RF per thread {num.rf_regs}")
+            if top != num.named_regs or (num.rf_regs != ptxas if cfg.sm.register_count == "ptxas_exact"
+                                         else top != num.rf_regs):
+                bad.append(f"{preset} {wl}/{rec.kernel}: highest named + 1 = {top} (numbering: {num.named_regs}), "
+                           f"RF per thread {num.rf_regs}, ptxas {ptxas} ({cfg.sm.register_count})")
             threads = rec.block[0] * rec.block[1] * rec.block[2]
             smem = rec.resources.shared_bytes + rec.shared_mem
             before = occupancy(sm_limits(cfg), ptxas, smem, threads).ctas

@@ -28,10 +28,12 @@ class RegisterNumbering:
 
     compiler_regs: int    # ptxas's per-thread count (or the launch's resources override)
     allocation_regs: int  # the analyses' packed allocation (fewest registers)
-    rf_regs: int          # per-thread registers the RF reserves = highest register named + 1
+    rf_regs: int          # per-thread registers the RF reserves
     sized_by: str         # which count rf_regs is: "ptxas" or "allocation"
     allocation: Any       # analysis.regalloc.Allocation: the physical registers instructions name
     analyzed: Any = None  # analysis.analyzed.AnalyzedKernel on those names (None without one)
+    named_regs: int = 0   # highest register an instruction names + 1: rf_regs, except under
+    #                       'ptxas_exact' where the allocation needs more names than ptxas's count
 
 
 def rf_bank_period(sm: Any) -> int:
@@ -44,18 +46,31 @@ def rf_register_count(register_count: str, compiler_regs: int, packed_regs: int)
     """Registers per thread the RF reserves under `sm.register_count` for a kernel whose
     compiler count is `compiler_regs` and packed allocation `packed_regs`: the
     `rf_regs` of `register_numbering`, without computing the numbering (the catalogue)."""
-    return packed_regs if register_count == "allocation" else max(compiler_regs, packed_regs)
+    if register_count == "allocation":
+        return packed_regs
+    return compiler_regs if register_count == "ptxas_exact" else max(compiler_regs, packed_regs)
 
 
 def register_numbering(config: Any, fn: Any, compiler_regs: int, analyzed: Any = None) -> RegisterNumbering:
     """The numbering `sm.register_count` chooses for kernel `fn` (flattened) whose compiler
     count is `compiler_regs`: 'ptxas' spreads the values over max(compiler, packed)
-    registers, bank-aware; 'allocation' keeps the packed allocation and sizes the RF by it."""
+    registers, bank-aware, and the RF reserves that many; 'ptxas_exact' numbers them the
+    same way but the RF reserves exactly `compiler_regs` (the card's occupancy); 'allocation'
+    keeps the packed allocation and sizes the RF by it.
+
+    Under 'ptxas_exact' the names past `compiler_regs` are not folded onto the reserved
+    ones: they stand for values ptxas's SASS does not hold in registers at all (PTX's extra
+    address arithmetic, 64-bit pointer halves, rematerialisable constants), so aliasing them
+    with live registers would invent dependencies the card does not have. They keep their own
+    scoreboard bits, and their bank is the name's, as for any register (bank = name mod banks,
+    placed bank-aware by the spreading allocator)."""
     from tlpsim.analysis.regalloc import allocate
 
     packed = analyzed.packed_allocation if analyzed is not None else allocate(fn)
-    if config.sm.register_count == "allocation":
-        return RegisterNumbering(compiler_regs, packed.n_regs, packed.n_regs, "allocation", packed, analyzed)
+    mode = config.sm.register_count
+    if mode == "allocation":
+        return RegisterNumbering(compiler_regs, packed.n_regs, packed.n_regs, "allocation", packed, analyzed,
+                                 packed.n_regs)
     banks = rf_bank_period(config.sm)
     if analyzed is not None:
         analyzed = analyzed.within(compiler_regs, banks)
@@ -64,8 +79,11 @@ def register_numbering(config: Any, fn: Any, compiler_regs: int, analyzed: Any =
         from tlpsim.analysis.spread import spread_allocation
 
         alloc = spread_allocation(fn, compiler_regs, banks, packed=packed)
+    if mode == "ptxas_exact":
+        return RegisterNumbering(compiler_regs, packed.n_regs, compiler_regs, "ptxas", alloc, analyzed, alloc.n_regs)
     return RegisterNumbering(compiler_regs, packed.n_regs, alloc.n_regs,
-                             "ptxas" if alloc.n_regs == compiler_regs else "allocation", alloc, analyzed)
+                             "ptxas" if alloc.n_regs == compiler_regs else "allocation", alloc, analyzed,
+                             alloc.n_regs)
 
 
 def build_gpu(config: Any, dense: bool = False) -> GPU:

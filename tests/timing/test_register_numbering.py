@@ -52,8 +52,12 @@ def test_instructions_name_exactly_the_registers_the_rf_reserves(by_preset):
             num = register_numbering(cfg, ak.fn, ptxas, ak)
             sk = StaticKernel(ak.fn, latency_tables(cfg), analyzed=num.analyzed, allocation=num.allocation)
             where = f"{preset}: {rec.kernel}"
-            assert highest_named(sk) + 1 == num.rf_regs == sk.n_regs, where
-            assert num.rf_regs == max(ptxas, num.allocation_regs), where
+            assert highest_named(sk) + 1 == num.named_regs == sk.n_regs, where
+            assert num.named_regs == max(ptxas, num.allocation_regs), where
+            if cfg.sm.register_count == "ptxas_exact":   # h200, h100: the card's reservation, whatever is named
+                assert num.rf_regs == ptxas and num.sized_by == "ptxas", where
+                continue
+            assert num.rf_regs == num.named_regs, where
             assert num.sized_by == ("ptxas" if ptxas >= num.allocation_regs else "allocation"), where
             assert num.allocation_regs == ak.allocation.n_regs and num.analyzed.budget == (ptxas,
                                                                                          rf_bank_period(cfg.sm))
@@ -82,7 +86,7 @@ def test_allocation_mode_numbers_and_sizes_by_the_packed_allocation(by_preset):
 
 
 def test_a_bad_register_count_names_the_key():
-    with pytest.raises(ConfigError, match=r"sm\.register_count: Input should be 'ptxas' or 'allocation'"):
+    with pytest.raises(ConfigError, match=r"sm\.register_count: Input should be 'ptxas', 'ptxas_exact' or 'allocation'"):
         load_config("gtx480", {"sm.register_count": "packed"})
 
 

@@ -31,6 +31,9 @@ __all__ = ["CollectorPorts", "FpOps", "IntOps", "OpTable", "OperandCollectorConf
 # bank counts the functional traces record shared-memory conflict degrees for
 # (tlpsim.trace.format.SHARED_BANK_COUNTS; a test keeps the two equal)
 _SHARED_BANK_COUNTS = (8, 16, 32, 64)
+# PTX atom operations and operand types (PTX ISA, "atom")
+_ATOM_OPS = ("add", "and", "or", "xor", "cas", "exch", "inc", "dec", "min", "max")
+_ATOM_TYPES = ("b32", "b64", "b128", "u32", "u64", "s32", "s64", "f16", "f16x2", "bf16", "bf16x2", "f32", "f64")
 
 # Classes below have a field named `int` (GPGPU-Sim's name for the integer unit);
 # annotating with this alias keeps pydantic from resolving "int" to that field.
@@ -208,12 +211,15 @@ class SMConfig(Section):
                                         "one part (CUDA: the SM sub-partitions, 4 since Maxwell); the register "
                                         "limit is then parts x floor(registers / parts / registers per warp) "
                                         "warps. 1 = one pool (GPGPU-Sim)", unit="parts", ge=1, le=16)
-    register_count: Literal["ptxas", "allocation"] = field(
+    register_count: Literal["ptxas", "ptxas_exact", "allocation"] = field(
         "ptxas", "which per-thread register count sizes a kernel's register-file allocation and numbers the "
                  "registers instructions name: 'ptxas' = the compiler's count (the larger of it and the analyses' "
                  "packed allocation when that needs more), values spread over it bank-aware as a production "
-                 "allocator does; 'allocation' = the analyses' packed allocation (fewest registers; a research "
-                 "option)")
+                 "allocator does; 'ptxas_exact' = the same numbering, but the RF reserves exactly the compiler's "
+                 "count, so occupancy is the card's even where the PTX allocation names more registers (those "
+                 "names stand for values ptxas's machine code does not keep: they are timed -- scoreboard, bank "
+                 "by name -- but not reserved; needs operand_storage 'baseline' and context_switcher 'none'); "
+                 "'allocation' = the analyses' packed allocation (fewest registers; a research option)")
     shared_bytes: Bytes = field(49152, "shared memory (scratchpad) per SM (gpgpu_shmem_size)", unit="bytes",
                                 ge=0, le=1 << 24)
     shared_alloc_granularity: Bytes = field(1, "shared memory per CTA is rounded up to a multiple of this",
@@ -230,6 +236,20 @@ class SMConfig(Section):
                                                "1)", unit="core cycles", ge=1, le=64)
     shared_limited_broadcast: bool = field(False, "only one broadcast word per shared-memory access "
                                                   "(gpgpu_shmem_limited_broadcast)")
+    shared_atomic_same_word: Literal["broadcast", "serialize"] = field(
+        "broadcast", "lanes of one shared-memory atomic that update the same word: 'broadcast' = served together "
+                     "like a load's broadcast, the access costing its distinct-word bank conflicts (GPGPU-Sim); "
+                     "'serialize' = each lane's read-modify-write takes its own bank wavefront, so the degree is the "
+                     "most lanes one bank serves (CUDA: a warp's atomics to one address are serialised)")
+    shared_atomic_cas_ops: tuple[str, ...] = field(
+        (), "shared-memory atomics (PTX atom/red .shared) the compiler emulates with a compare-and-swap loop on "
+            "this target, as 'op.type' (e.g. 'add.f32': ptxas for sm_90 emits LDS, FADD, ATOMS.CAST and a retry "
+            "branch); a warp runs one round of the loop per lane on its busiest word, and issues nothing else "
+            "meanwhile; needs shared_atomic_same_word = 'serialize'")
+    shared_atomic_cas_round_cycles: Int = field(
+        0, "cycles one round of such a loop takes (the load, the operation, the compare-and-swap and the retry "
+           "branch, each waiting on the one before); > 0 when shared_atomic_cas_ops names any",
+        unit="core cycles", ge=0, le=100000)
 
     # SIMT lanes
     simt_width: Int = field(32, "lanes a warp instruction executes on per pass in core-clock terms; a warp "
@@ -321,6 +341,27 @@ class SMConfig(Section):
         if self.register_file_bytes % (self.rf_banks * self.rf_subarray_bytes):
             out.append(f"{k('rf_subarray_bytes')} ({self.rf_subarray_bytes}) must divide a register bank: "
                        f"{k('registers')} x 4 B / {k('rf_banks')} = {self.register_file_bytes / self.rf_banks:g} B")
+        for op in self.shared_atomic_cas_ops:
+            name, _, typ = op.partition(".")
+            if name not in _ATOM_OPS or typ not in _ATOM_TYPES:
+                out.append(f"{k('shared_atomic_cas_ops')}: {op!r} is not an atomic 'op.type' (op one of "
+                           f"{', '.join(_ATOM_OPS)}; type one of {', '.join(_ATOM_TYPES)})")
+        if self.shared_atomic_cas_ops and self.shared_atomic_same_word != "serialize":
+            out.append(f"{k('shared_atomic_cas_ops')} needs {k('shared_atomic_same_word')} = 'serialize' (a "
+                       f"compare-and-swap loop retries the lanes that lost the word)")
+        if self.shared_atomic_cas_ops and self.shared_atomic_cas_round_cycles < 1:
+            out.append(f"{k('shared_atomic_cas_round_cycles')} must be at least 1 when "
+                       f"{k('shared_atomic_cas_ops')} names operations")
+        if not self.shared_atomic_cas_ops and self.shared_atomic_cas_round_cycles:
+            out.append(f"{k('shared_atomic_cas_round_cycles')} ({self.shared_atomic_cas_round_cycles}) does nothing "
+                       f"without {k('shared_atomic_cas_ops')}")
+        if self.register_count == "ptxas_exact" and (self.operand_storage.impl != "baseline"
+                                                     or self.context_switcher.impl != "none"):
+            # a storage or switcher that places, spills or saves registers by name assumes every name
+            # lies inside the reserved count, which ptxas_exact does not promise
+            out.append(f"{k('register_count')} = 'ptxas_exact' reserves fewer registers than instructions may "
+                       f"name; it needs {k('operand_storage')} = 'baseline' and {k('context_switcher')} = 'none' "
+                       f"(have {self.operand_storage.impl!r}, {self.context_switcher.impl!r})")
         lat, ini = self.latency.rows(), self.initiation.rows()
         for op, ii in ini.items():
             if ii > lat[op]:

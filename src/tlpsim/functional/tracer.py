@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from tlpsim.frontend.ir import Function, Reg
-from tlpsim.trace.format import SHARED_BANK_COUNTS, SPACE_CODES
+from tlpsim.trace.format import DEGREE_COLUMNS, SHARED_BANK_COUNTS, SPACE_CODES
 from tlpsim.trace.pieces import canonical, skeleton
 
 LANES = np.arange(32, dtype=np.int64)
@@ -50,6 +50,7 @@ class TraceRecorder:
         self.space_code = np.full(n, -1, dtype=np.int8)
         self.access_size = np.zeros(n, dtype=np.int64)
         self.value_reg: list[str | None] = [None] * n
+        self.atomic = [ins.opclass == "atomic" for ins in fn.instructions]  # (red included)
         for ins in fn.instructions:
             if ins.opclass in ("mem", "atomic") and ins.base not in ("prefetch", "prefetchu", "discard",
                                                                          "applypriority", "cvta", "isspacep"):
@@ -110,7 +111,7 @@ class TraceRecorder:
         self.mem_size.append(np.full(nw, size, dtype=np.int16))
         a = addrs.astype(np.uint64, copy=False)
         if code == SPACE_CODES["shared"]:
-            self.bank_degree.append(self._bank_degree(a, pos, nw, size, eidx.size == nw * 32))
+            self.bank_degree.append(self._bank_degree(a, pos, nw, size, eidx.size == nw * 32, self.atomic[pc]))
             self.mem_counts.append(np.zeros(nw, dtype=np.int64))
         else:
             key = (pos.astype(np.uint64) << np.uint64(_SECTOR_BITS)) | (a >> np.uint64(5))
@@ -124,18 +125,30 @@ class TraceRecorder:
             counts = np.bincount((key >> np.uint64(_SECTOR_BITS)).astype(np.int64), minlength=nw)
             self.sectors.append(key & np.uint64((1 << _SECTOR_BITS) - 1))
             self.mem_counts.append(counts)
-            self.bank_degree.append(np.zeros((nw, len(SHARED_BANK_COUNTS)), dtype=np.int16))
+            self.bank_degree.append(np.zeros((nw, DEGREE_COLUMNS), dtype=np.int16))
         return np.arange(first, first + nw, dtype=np.int32)
 
     @staticmethod
-    def _bank_degree(a: np.ndarray, pos: np.ndarray, nw: int, size: int, full: bool) -> np.ndarray:
+    def _bank_degree(a: np.ndarray, pos: np.ndarray, nw: int, size: int, full: bool,
+                     atomic: bool = False) -> np.ndarray:
         """Per warp and per bank count of SHARED_BANK_COUNTS, the most distinct 4-byte
-        words any one bank must deliver (same word = broadcast). Rows of (warp,
-        lane-words) are sorted in C, so this is O(lanes) Python-side."""
+        words any one bank must deliver (same word = broadcast); for an atomic, also the
+        most lanes one bank serves and the most lanes on one word (trace.format). Rows of
+        (warp, lane-words) are sorted in C, so this is O(lanes) Python-side."""
         k = max(size // 4, 1)
         words = a >> np.uint64(2)
         if k > 1:
             words = (words[:, None] + np.arange(k, dtype=np.uint64)).ravel()
+        out = np.zeros((nw, DEGREE_COLUMNS), dtype=np.int16)
+        nbc = len(SHARED_BANK_COUNTS)
+        if atomic and words.size:
+            lane_row = np.repeat(pos, k)  # the warp (row) of every lane-word
+            for c, nb in enumerate(SHARED_BANK_COUNTS):
+                bank = (words & np.uint64(nb - 1)).astype(np.int64)
+                out[:, nbc + c] = np.bincount(lane_row * nb + bank, minlength=nw * nb).reshape(nw, nb).max(axis=1)
+            _, first, counts = np.unique((lane_row.astype(np.uint64) << np.uint64(40)) | words,
+                                         return_index=True, return_counts=True)
+            np.maximum.at(out[:, 2 * nbc], lane_row[first], counts.astype(np.int16))
         if full:
             mat = words.reshape(nw, 32 * k)
         else:  # pad inactive lanes with a copy of a lane of the same warp (a broadcast: no extra word)
@@ -156,7 +169,6 @@ class TraceRecorder:
         np.not_equal(mat[:, 1:], mat[:, :-1], out=distinct[:, 1:])
         rows = np.broadcast_to(np.arange(nw)[:, None], mat.shape)[distinct]
         words_d = mat[distinct]
-        out = np.empty((nw, len(SHARED_BANK_COUNTS)), dtype=np.int16)
         for c, nb in enumerate(SHARED_BANK_COUNTS):
             bank = (words_d & np.uint64(nb - 1)).astype(np.int64)
             per_bank = np.bincount(rows * nb + bank, minlength=nw * nb).reshape(nw, nb)
@@ -214,7 +226,7 @@ class TraceRecorder:
         table = {"mem_space": np.concatenate(self.mem_space) if self.mem_space else np.zeros(0, dtype=np.int8),
                  "mem_size": np.concatenate(self.mem_size) if self.mem_size else np.zeros(0, dtype=np.int16),
                  "mem_bank_degree": (np.concatenate(self.bank_degree) if self.bank_degree
-                                     else np.zeros((0, len(SHARED_BANK_COUNTS)), dtype=np.int16))}
+                                     else np.zeros((0, DEGREE_COLUMNS), dtype=np.int16))}
         counts_mem = np.concatenate(self.mem_counts) if self.mem_counts else np.zeros(0, dtype=np.int64)
         sectors = np.concatenate(self.sectors) if self.sectors else np.zeros(0, dtype=np.uint64)
         self.rows, self.mem_space, self.mem_size, self.mem_counts, self.sectors, self.bank_degree = [], [], [], [], [], []

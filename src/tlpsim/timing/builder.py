@@ -55,7 +55,8 @@ def latency_tables(cfg) -> LatencyTables:
         fp_lat={c: getattr(lat.fp32, c) for c in cols_f}, fp_init={c: getattr(ini.fp32, c) for c in cols_f},
         dp_lat={c: getattr(lat.fp64, c) for c in cols_f}, dp_init={c: getattr(ini.fp64, c) for c in cols_f},
         sfu_lat=lat.sfu, sfu_init=ini.sfu, simt_passes=max(1, cfg.sm.warp_size // cfg.sm.simt_width),
-        dispatch_delay=cfg.sm.pipelines.dispatch_delay, writeback_delay=cfg.sm.pipelines.writeback_delay)
+        dispatch_delay=cfg.sm.pipelines.dispatch_delay, writeback_delay=cfg.sm.pipelines.writeback_delay,
+        shared_cas_ops=frozenset(cfg.sm.shared_atomic_cas_ops))
 
 
 def sm_limits(cfg) -> SMLimits:
@@ -230,6 +231,8 @@ def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem, plugin
                                       c.sector_bytes if c.sectored else None, c.replacement, _set_index(c.set_index)),
                     MSHR(c.mshr_entries, c.mshr_max_merge), c.hit_latency)
     ldst = LdstUnit(sm_id, LdstParams(smem_latency=s.shared_latency, smem_wave_cycles=s.shared_cycles_per_conflict,
+                                      atomic_serialize=s.shared_atomic_same_word == "serialize",
+                                      cas_round_cycles=s.shared_atomic_cas_round_cycles,
                                       l1_pipeline=cfg.l1d.hit_latency if cfg.l1d.enabled else 0,
                                       l1_miss_queue=cfg.l1d.miss_queue_entries),
                     l1d, l1c, mem.sm_out[sm_id], mem.sm_in[sm_id],

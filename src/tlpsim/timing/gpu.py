@@ -213,7 +213,7 @@ class GPU:
         run = KernelRun(self.kid, name or trace.kernel, static, trace,
                         KernelResources(tpc, regs_per_thread, smem_per_cta, self.kid), stream)
         run.shared_banks = self.cfg.sm.shared_banks
-        run.feed = TraceFeed(trace, run.shared_banks)
+        run.feed = TraceFeed(trace, run.shared_banks, self.cfg.sm.shared_atomic_same_word == "serialize")
         deps = getattr(trace, "deps", None)
         if deps is not None and len(deps):
             run.gates = CrossCtaGates(deps, trace.warps_per_cta)
@@ -230,8 +230,9 @@ class GPU:
                        f"{registers.compiler_regs}, and nothing is spilled (sm.register_count)")
             raise KernelError(f"a CTA of kernel {run.name} never fits on an SM (limited by {occ.limiter}: "
                               f"{regs_per_thread} regs/thread, {smem_per_cta} B shared, {tpc} threads){why}")
-        counts = ((registers.compiler_regs, registers.allocation_regs, registers.sized_by) if registers is not None
-                  else (regs_per_thread, static.n_regs, "ptxas"))  # the caller's count, as given
+        counts = ((registers.compiler_regs, registers.allocation_regs, registers.sized_by, registers.named_regs)
+                  if registers is not None
+                  else (regs_per_thread, static.n_regs, "ptxas", static.n_regs))  # the caller's count, as given
         run.info = KernelInfo(run.kid, run.name, stream, tuple(trace.grid), tuple(trace.block), run.n_ctas,
                               trace.warps_per_cta, regs_per_thread, smem_per_cta, static, static.analyzed, *counts)
         self.running.append(run)

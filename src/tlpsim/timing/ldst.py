@@ -50,6 +50,10 @@ SMEM_WRITEBACK_STAGES: Final[int] = 2
 class LdstParams:
     smem_latency: int = 26
     smem_wave_cycles: int = 1   # bank cycles per conflict-free wavefront of a shared access
+    # a shared atomic's same-word lanes each take a wavefront (sm.shared_atomic_same_word)
+    atomic_serialize: bool = False
+    # one round of a compare-and-swap loop (sm.shared_atomic_cas_round_cycles)
+    cas_round_cycles: int = 0
     queue_entries: int = 2   # memory instructions waiting for the unit
     # L1D accesses cross its latency pipeline (GPGPU-Sim's l1_latency_queue) before the
     # tag lookup; misses and write-throughs then wait in its miss queue for the interconnect
@@ -235,14 +239,23 @@ class LdstUnit:
         space = rows.space[row]
         dst = si.dst_mask
         if space == _SHARED:
-            degree = max(rows.bank_degree[row], 1)
+            p = self.p
+            atomic = si.is_atomic and p.atomic_serialize
+            # an atomic whose same-word lanes are serialised: every lane takes its bank once
+            degree = max(rows.lane_degree[row] if atomic else rows.bank_degree[row], 1)
             self.stats.smem_accesses += 1
-            self.stats.smem_bank_conflict_cycles += (degree - 1) * self.p.smem_wave_cycles
+            self.stats.smem_bank_conflict_cycles += (degree - 1) * p.smem_wave_cycles
             start = now if self.smem_free <= now else self.smem_free  # banks reserved by a plug-in
-            waves = degree * self.p.smem_wave_cycles
+            waves = degree * p.smem_wave_cycles
             self.busy_until = self.smem_free = start + waves
-            if dst:  # after the bank cycles, the smem pipeline and the unit's writeback stages
-                self.sm.complete(warp, si, start + self.p.smem_latency + waves - self.p.smem_wave_cycles
+            if si.cas_loop and atomic:
+                # a compare-and-swap loop: one round per lane on the busiest word (each round
+                # one lane of every word wins); the warp waits on its exit (StaticKernel.loop_bit)
+                rounds = max(rows.word_lanes[row], 1)
+                self.sm.complete(warp, si, start + waves - p.smem_wave_cycles + rounds * p.cas_round_cycles,
+                                 True, pos)
+            elif dst:  # after the bank cycles, the smem pipeline and the unit's writeback stages
+                self.sm.complete(warp, si, start + p.smem_latency + waves - p.smem_wave_cycles
                                  + SMEM_WRITEBACK_STAGES, True, pos)
             self._done_one(warp, now)
             return None

@@ -19,6 +19,9 @@ from typing import Final
 from tlpsim.analysis.regalloc import Allocation, allocate
 from tlpsim.frontend.ir import Address, Function, Reg, Vec
 
+# PTX atom operations (the modifier naming the read-modify-write)
+_ATOM_OPS: Final = frozenset(("add", "and", "or", "xor", "cas", "exch", "inc", "dec", "min", "max"))
+
 # pipelines (functional-unit classes)
 SP: Final = "sp"
 SFU: Final = "sfu"
@@ -64,6 +67,9 @@ class LatencyTables:
     simt_passes: int = 1   # warp_size / simt_width: an arithmetic instruction occupies its pipe this many times
     dispatch_delay: int = 0   # operands collected -> the unit's dispatch register (sm.pipelines.dispatch_delay)
     writeback_delay: int = 0  # last pipeline stage -> scoreboard release (sm.pipelines.writeback_delay)
+    # shared-memory atomics the compiler emulates with a compare-and-swap loop, "op.type"
+    # (sm.shared_atomic_cas_ops)
+    shared_cas_ops: frozenset = frozenset()
     @classmethod
     def fermi(cls) -> LatencyTables:
         cols_i = ("add", "max", "mul", "mad", "div", "shfl")
@@ -94,6 +100,7 @@ class StaticInstr:
     op: str = ""             # the PTX opcode without modifiers ("fma", "ld", "bra"), for plug-in filters
     result_delay: int = 0    # arithmetic: cycles from operands collected to the scoreboard release
     unit_id: int = 0         # UNIT_IDS[unit]
+    cas_loop: bool = False   # a shared atomic the compiler emulates with a compare-and-swap loop
 
 
 class StaticKernel:
@@ -110,7 +117,14 @@ class StaticKernel:
             allocation = analyzed.allocation if analyzed is not None else allocate(fn)
         self.allocation = allocation
         self.n_regs = allocation.n_regs      # physical 32-bit registers per thread
-        self.instrs: list[StaticInstr] = [self._decode(ins, tables, space_of) for ins in fn.instructions]
+        # A compare-and-swap loop (sm.shared_atomic_cas_ops) is one atomic in the trace, but
+        # the warp issues nothing past it until its last round: the atomic writes a scoreboard
+        # bit after the predicates' (the loop's exit predicate) that every instruction of the
+        # kernel reads, so the next one waits for it, as for the loop's branch on the card.
+        cas = [self._is_cas_loop(ins, tables, space_of) for ins in fn.instructions]
+        self.loop_bit = 1 << (allocation.n_regs + allocation.pred_regs) if any(cas) else 0
+        self.instrs: list[StaticInstr] = [self._decode(ins, tables, space_of, c) for ins, c in
+                                          zip(fn.instructions, cas)]
         self._live: dict[int, int] = {}
         self.code_addr = 0   # address of its first instruction (8 bytes each), set when the GPU loads it
 
@@ -179,7 +193,20 @@ class StaticKernel:
             lat, init, unit = t.int_lat[col], t.int_init[col], SP
         return (SFU if col == "div" else unit), lat, init
 
-    def _decode(self, ins, t: LatencyTables, space_of) -> StaticInstr:
+    @staticmethod
+    def _is_cas_loop(ins, t: LatencyTables, space_of) -> bool:
+        """Whether `ins` is a shared-memory atomic whose operation the compiler emulates
+        with a compare-and-swap loop on this target (only a statically shared one: a
+        generic atomic that resolves to shared memory is timed as a native one)."""
+        if not t.shared_cas_ops or ins.opclass != "atomic" or ins.base not in ("atom", "red"):
+            return False
+        space = space_of(ins) if space_of is not None else (ins.space or "generic")
+        if space != "shared":
+            return False
+        ops = [m for m in ins.mods if m in _ATOM_OPS]
+        return bool(ops) and f"{ops[0]}.{ins.type}" in t.shared_cas_ops
+
+    def _decode(self, ins, t: LatencyTables, space_of, cas_loop: bool = False) -> StaticInstr:
         base = ins.base
         srcs: list[int] = []
         src_preds: list[int] = []
@@ -237,8 +264,11 @@ class StaticKernel:
             dst_mask |= 1 << r
         for p in dst_preds:
             dst_mask |= 1 << (npr + p)
+        src_mask |= self.loop_bit
+        if cas_loop:
+            dst_mask |= self.loop_bit
         is_store = base in ("st", "red", "sust")
         return StaticInstr(ins.index, kind, unit, lat, init, src_mask, dst_mask, tuple(srcs), tuple(dsts), space,
                            is_store, oc == "atomic" or base == "red", oc,
                            (kind == K_MEM and not is_store and space in ("global", "local", "generic"))
-                           or kind == K_BAR, base, result_delay, UNIT_IDS[unit])
+                           or kind == K_BAR, base, result_delay, UNIT_IDS[unit], cas_loop)

@@ -134,11 +134,14 @@ class KernelInfo:
     smem_per_cta: int
     static: Any          # timing.static.StaticKernel: per-instruction facts, physical registers
     analyzed: Any = None  # analysis.analyzed.AnalyzedKernel when the launch carries one
-    # the two per-thread register counts; `regs_per_thread` (what the RF reserves, and
-    # the highest register an instruction names + 1) is the one `rf_sized_by` names
+    # the two per-thread register counts; `regs_per_thread` (what the RF reserves) is the
+    # one `rf_sized_by` names
     compiler_regs: int | None = None    # ptxas's count (or the launch's resources override)
     allocation_regs: int | None = None  # the analyses' packed allocation (fewest registers)
     rf_sized_by: str = "ptxas"          # "ptxas" or "allocation" (sm.register_count, or packed > ptxas)
+    # the highest register an instruction names + 1: `regs_per_thread`, except under
+    # sm.register_count = 'ptxas_exact' when the allocation needs more names than ptxas's count
+    named_regs: int | None = None
 
 
 @dataclass

@@ -32,9 +32,13 @@ class MemRows:
     degree, and its accesses — one per 128-byte line touched, ascending, with the
     mask of the line's 32-byte sectors — derived once from the trace's sector sets."""
 
-    def __init__(self, trace: Any, shared_banks: int = 32) -> None:
+    def __init__(self, trace: Any, shared_banks: int = 32, atomic_lanes: bool = False) -> None:
         self.space: list[int] = trace.mem_space.tolist()
         self.bank_degree: list[int] = trace.bank_degrees(shared_banks).tolist()
+        # shared atomics: the most lanes one bank serves and the most lanes on one word
+        # (read only when the SM serialises same-word lanes: sm.shared_atomic_same_word)
+        self.lane_degree: list[int] = trace.lane_degrees(shared_banks).tolist() if atomic_lanes else []
+        self.word_lanes: list[int] = trace.word_lanes().tolist() if atomic_lanes else []
         sec = np.asarray(trace.sectors).astype(np.int64)
         offs = np.asarray(trace.mem_sector_offsets, dtype=np.int64)
         n_rows = offs.size - 1
@@ -85,9 +89,10 @@ class TraceFeed:
 
     KEEP = 2  # pieces kept loaded for warps still to come (partial CTAs admit late)
 
-    def __init__(self, trace: Any, shared_banks: int = 32) -> None:
+    def __init__(self, trace: Any, shared_banks: int = 32, atomic_lanes: bool = False) -> None:
         self.trace = trace
         self.shared_banks = shared_banks
+        self.atomic_lanes = atomic_lanes  # MemRows keep the atomics' lane columns
         self.loaded: dict[int, FeedPiece] = {}
         self.loads = 0  # pieces read (a piece evicted and needed again is read again)
 
@@ -101,7 +106,7 @@ class TraceFeed:
                 del self.loaded[next(iter(self.loaded))]
             self.loaded[k] = p
         if p.mem_rows is None:
-            p.mem_rows = MemRows(p.trace, self.shared_banks)
+            p.mem_rows = MemRows(p.trace, self.shared_banks, self.atomic_lanes)
             p.lanes = popcount32(p.trace.executed)
         return p
 

@@ -15,7 +15,11 @@ memory rows and of sectors): `mem_space` (SPACE_CODES),
 distinct 32-byte sectors touched, for global/local/const/generic accesses) and
 `mem_bank_degree` (shared-memory bank-conflict degree: the most distinct 4-byte
 words any one bank must deliver; 1 = conflict-free), one column per bank count of
-SHARED_BANK_COUNTS, so the timing model can use the configured number of banks.
+SHARED_BANK_COUNTS, so the timing model can use the configured number of banks;
+then, for shared-memory *atomics* only (0 in other rows), one column per bank count
+with the most lanes any one bank serves (lanes on one word counted one by one: the
+degree of an atomic whose same-word lanes are serialised), and a last column with the
+most lanes updating one word (the rounds of a compare-and-swap loop).
 
 A `Trace` may also be one *piece* of a launch's trace: the warps `first_warp` ..
 `first_warp + n_warps - 1`, with warp-local `warp_offsets` and piece-local memory
@@ -30,8 +34,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-TRACE_FORMAT_VERSION = 4  # 4: memory rows in trace order; files of pieces (trace.spill)
-SHARED_BANK_COUNTS = (8, 16, 32, 64)  # columns of mem_bank_degree
+TRACE_FORMAT_VERSION = 5  # 4: memory rows in trace order; files of pieces (trace.spill); 5: atomics' lane columns
+SHARED_BANK_COUNTS = (8, 16, 32, 64)  # columns of mem_bank_degree (then the same for atomics' lanes, then one)
+DEGREE_COLUMNS = 2 * len(SHARED_BANK_COUNTS) + 1  # columns of mem_bank_degree
 SPACE_CODES = {"global": 0, "shared": 1, "local": 2, "const": 3, "param": 4, "kparam": 5, "generic": 6}
 SPACE_NAMES = {v: k for k, v in SPACE_CODES.items()}
 VALUE_CLASSES = ("uniform", "stride1", "stride4", "half_uniform", "half_stride1", "half_stride4", "other", "partial")
@@ -104,6 +109,17 @@ class Trace:
             raise ValueError(f"the trace records shared-memory bank conflicts for {SHARED_BANK_COUNTS} banks, "
                              f"not {banks}")
         return self.mem_bank_degree[:, SHARED_BANK_COUNTS.index(banks)]
+
+    def lane_degrees(self, banks: int) -> np.ndarray:
+        """Per memory row, the most lanes one of `banks` banks serves, each lane on a word
+        counted (no broadcast): shared-memory atomics only, 0 in other rows."""
+        self.bank_degrees(banks)  # (the check)
+        return self.mem_bank_degree[:, len(SHARED_BANK_COUNTS) + SHARED_BANK_COUNTS.index(banks)]
+
+    def word_lanes(self) -> np.ndarray:
+        """Per memory row, the most lanes updating one 4-byte word: shared-memory atomics
+        only, 0 in other rows."""
+        return self.mem_bank_degree[:, 2 * len(SHARED_BANK_COUNTS)]
 
     def warp_rows(self, w: int) -> slice:
         return slice(int(self.warp_offsets[w]), int(self.warp_offsets[w + 1]))

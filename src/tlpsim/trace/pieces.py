@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from tlpsim.trace.format import SHARED_BANK_COUNTS, SPACE_CODES, VALUE_CLASSES, Trace, _popcount
+from tlpsim.trace.format import DEGREE_COLUMNS, SHARED_BANK_COUNTS, SPACE_CODES, VALUE_CLASSES, Trace, _popcount
 
 __all__ = ["canonical", "concat", "cta_windows", "empty_piece", "merge", "skeleton", "summarize", "window"]
 
@@ -93,7 +93,7 @@ def empty_piece(template: Trace, first_warp: int, n_warps: int) -> Trace:
     rows = {"pc": np.zeros(0, np.int32), "warp": np.zeros(0, np.int32), "active": np.zeros(0, np.uint32),
             "executed": np.zeros(0, np.uint32), "mem": np.zeros(0, np.int32), "vclass": np.zeros(0, np.int8)}
     table = {"mem_space": np.zeros(0, np.int8), "mem_size": np.zeros(0, np.int16),
-             "mem_bank_degree": np.zeros((0, len(SHARED_BANK_COUNTS)), np.int16)}
+             "mem_bank_degree": np.zeros((0, DEGREE_COLUMNS), np.int16)}
     return canonical(template, first_warp, n_warps, rows, table, np.zeros(0, np.int64), np.zeros(0, np.uint64))
 
 
