@@ -95,3 +95,15 @@ def test_two_workers_run_the_jobs_on_forked_processes(tmp_path):
     assert len([k for k in pooled if k.startswith("dep_chain.")]) == 10 and any(k.startswith("smem_stride.")
                                                                                  for k in pooled)
     assert pooled == figures(1, "one")          # the same simulations, whichever process ran them
+
+
+def test_cached_jobs_are_keyed_by_the_simulator_code(monkeypatch):
+    import tlpsim.sweep.fingerprint as fp
+    from tlpsim.validate.hw_jobs import job_key
+
+    job = {"kind": "micro", "name": "dep_chain", "cost": 1.0}
+    monkeypatch.setattr(fp, "simulator_fingerprint", lambda: "a" * 16)
+    old = job_key(job, "{}")
+    assert job_key({**job, "cost": 9.0}, "{}") == old            # the cost only orders the queue
+    monkeypatch.setattr(fp, "simulator_fingerprint", lambda: "b" * 16)
+    assert job_key(job, "{}") != old                              # a changed model re-simulates

@@ -26,8 +26,12 @@ __all__ = ["execute", "job_key", "load_cached", "store_cached"]
 
 
 def job_key(job: dict, config_json: str) -> str:
-    """A digest of the job and the resolved configuration it runs under."""
+    """A digest of the job, the resolved configuration it runs under and the simulator's
+    code (a cached result of an older model is never reused)."""
+    from tlpsim.sweep.fingerprint import simulator_fingerprint
+
     text = json.dumps({k: v for k, v in job.items() if k not in ("cost", "cache_dir")}, sort_keys=True) + config_json
+    text += simulator_fingerprint()
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
