@@ -57,7 +57,10 @@ class BankedRegisterFile(OperandStorage):
             use_warp_id=s.rf_bank_use_warp_id if s is not None else True,
             n_schedulers=s.n_schedulers if s is not None else 1,
             sub_core=s.sub_core_model if s is not None else False, shared_collectors=shared,
-            read_delay=s.pipelines.collector_delay if s is not None else 0)
+            read_delay=s.pipelines.collector_delay if s is not None else 0,
+            # the ID_OC pipeline registers' widths: instructions of a class entering per cycle
+            issue_widths=({"sp": s.pipelines.sp.width, "sfu": s.pipelines.sfu.width, "dp": s.pipelines.dp.width,
+                           "ldst": s.pipelines.ldst.width} if s is not None else None))
         self.compiled_banks: RegisterBanks | None = None
         if type(self) is BankedRegisterFile:
             # the SM's calls go straight to the compiled methods (no Python frame per
