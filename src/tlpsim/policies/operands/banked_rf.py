@@ -1,8 +1,9 @@
 """Baseline register file: single-ported banks behind operand-collector units
-(GPGPU-Sim style). An issued instruction takes a collector unit of its pipeline
-class; its source registers are read from their banks, one read per bank per
-cycle, so two sources in one bank serialise (a bank conflict); the collector is
-released when its operands are read. Bank of a register: (warp slot + register)
+(GPGPU-Sim style). An issued instruction waits `sm.pipelines.collector_delay` cycles in
+its class's ID_OC register (`sm.pipelines.<class>.width` entries a cycle), then takes
+a collector unit of its pipeline class; its source registers are read from their
+banks, one read per bank per cycle, so two sources in one bank serialise (a bank
+conflict); the collector is released when its operands are read. Bank of a register: (warp slot + register)
 mod banks, as GPGPU-Sim maps it.
 
 The per-issue arithmetic is `tlpsim.timing.regbanks.RegisterBanks` (compiled with
