@@ -20,7 +20,8 @@ issue_stream       one warp issues at most 2 instructions every 3 cycles (a 2-sl
                    instruction of a 64-iteration loop of 16 independent adds:
                    > 1.5 (GPGPU-Sim's front end; tlpsim before issue 29: ~1.1)
 mm_tiled           LD/ST-bound: 2 shared loads per FMA, one LD/ST instruction a
-                   cycle per SM; no bank conflicts (a row broadcast and 16
+                   cycle per SM (ID_OC -> 2 memory collectors, each held 2
+                   cycles -> OC_EX); no bank conflicts (a row broadcast and 16
                    consecutive words)
 reduce_tree        issue- and barrier-bound: 8 barrier steps per CTA, most warps
                    idle in the last 5; dependent shared load -> add -> store chains

@@ -137,7 +137,10 @@ class Pipeline(Section):
     instructions the ID_OC / OC_EX pipeline registers of that class hold."""
 
     count: Int = field(1, "number of units of this class (gpgpu_num_*_units)", unit="units", ge=0, le=64)
-    width: Int = field(1, "pipeline-register slots ID_OC and OC_EX (gpgpu_pipeline_widths)",
+    width: Int = field(1, "pipeline-register slots ID_OC and OC_EX (gpgpu_pipeline_widths): instructions of "
+                          "this class issued per cycle into its collectors (0: no limit); for ldst, with the "
+                          "memory collectors, also the memory instructions waiting for the LD/ST unit "
+                          "(ID_OC + collectors + OC_EX)",
                        unit="instructions", ge=0, le=64)
 
 

@@ -176,6 +176,14 @@ class SMParts:
     plugins: list = field(default_factory=list)    # (statistics key, instance) of every SM-level plug-in
 
 
+def ldst_queue_entries(s) -> int:
+    """Memory instructions issued but not yet in the LD/ST unit's dispatch register:
+    GPGPU-Sim's ID_OC_MEM register, the memory collector units and OC_EX_MEM (`s`: the
+    SM config; generic collectors when they are not specialized)."""
+    oc = s.operand_collector
+    return 2 * s.pipelines.ldst.width + (oc.units.mem if oc.specialized else oc.units.gen)
+
+
 def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem, plugins: dict, gpu: Any) -> SMParts:
     """An SM's parameters, plug-ins (on ports not yet bound to the SM) and LD/ST unit."""
     s = cfg.sm
@@ -234,7 +242,8 @@ def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem, plugin
                                       atomic_serialize=s.shared_atomic_same_word == "serialize",
                                       cas_round_cycles=s.shared_atomic_cas_round_cycles,
                                       l1_pipeline=cfg.l1d.hit_latency if cfg.l1d.enabled else 0,
-                                      l1_miss_queue=cfg.l1d.miss_queue_entries),
+                                      l1_miss_queue=cfg.l1d.miss_queue_entries,
+                                      queue_entries=ldst_queue_entries(s)),
                     l1d, l1c, mem.sm_out[sm_id], mem.sm_in[sm_id],
                     mem.amap.partition_of)  # the compiled method itself: called per request
     ldst.bypass_global = cfg.l1d.enabled and cfg.l1d.bypass_global

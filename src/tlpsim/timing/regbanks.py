@@ -3,10 +3,16 @@ the baseline OperandStorage plug-in (`policies/operands/banked_rf.py`), kept her
 it is compiled with the timing core. The plug-in owns the policy surface
 (parameters, registration, statistics record); this class does the per-issue work.
 
-An issued instruction takes a collector unit of its pipeline class; its source
-registers are read from their banks starting the cycle after issue, one read per
-bank per cycle, so two sources in one bank serialise (a bank conflict); the
-collector is released when its operands are read. Bank of a register: (warp slot +
+An issued instruction first waits `read_delay` cycles in its class's ID_OC pipeline
+register (GPGPU-Sim's issue -> ID_OC -> collector): it needs a collector unit of its
+pipeline class free at that cycle, not at issue, and at most `issue_widths[class]`
+instructions of a class enter that register per cycle (gpgpu_pipeline_widths ID_OC_*;
+0: no limit). Its source registers are read from their banks from the cycle after
+it takes the collector, one read per bank per cycle, so two sources in one bank
+serialise (a bank conflict); the collector is released when its operands are read
+(opndcoll_rfu_t::allocate_cu, allocate_reads, dispatch_ready_cu: a collector
+dispatched in a cycle's step is allocated again in the same step). So with GTX480's
+2 memory collectors a memory instruction can issue every cycle. Bank of a register: (warp slot +
 register) mod banks, as GPGPU-Sim maps it (register mod banks without `use_warp_id`;
 with `sub_core` each scheduler owns banks/n_schedulers consecutive banks).
 
@@ -20,7 +26,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tlpsim.timing.static import UNIT_IDS
-from tlpsim.timing.units import earliest_after
 
 
 @dataclass
@@ -40,7 +45,8 @@ class OperandStats:
 class RegisterBanks:
     def __init__(self, n_banks: int, collectors: dict[str, int], stats: OperandStats | None = None, read_ports: int = 1,
                  write_ports: int = 1, use_warp_id: bool = True, n_schedulers: int = 1,
-                 sub_core: bool = False, shared_collectors: bool = False, read_delay: int = 0) -> None:
+                 sub_core: bool = False, shared_collectors: bool = False, read_delay: int = 0,
+                 issue_widths: dict[str, int] | None = None) -> None:
         self.n_banks = n_banks
         self.bank_free = [0] * n_banks  # first cycle each bank has a free read port
         self.bank_reads = [0] * n_banks  # reads booked in that cycle (read_ports > 1)
@@ -50,6 +56,7 @@ class RegisterBanks:
         self.write_ports = write_ports
         self.shift = 1 if use_warp_id else 0
         self.first_read = 1 + read_delay  # first operand read, cycles after issue (collector allocation first)
+        self.alloc_delay = read_delay     # issue -> the cycle the instruction takes its collector (ID_OC register)
         # sub-core: scheduler s owns banks [s*per, (s+1)*per)
         self.per_sched = n_banks // n_schedulers if sub_core else n_banks
         self.sched_base = [s * self.per_sched if sub_core else 0 for s in range(max(n_schedulers, 1))]
@@ -66,6 +73,12 @@ class RegisterBanks:
         self.busy_by_id: list[list[int] | None] = [self.busy.get(u) for u in by_id]
         self.cap_by_id: list[int] = [self.cap.get(u, 0) for u in by_id]
         self._collector_lists: list[list[int]] = list({id(t): t for t in self.busy.values()}.values())
+        # per class: instructions entering its ID_OC register per cycle (0: unlimited), and
+        # the cycle and count of the last entries
+        widths = issue_widths or {}
+        self.width_by_id: list[int] = [max(widths.get(u, 0), 0) for u in by_id]
+        self.entry_cycle: list[int] = [-1] * len(by_id)
+        self.entry_count: list[int] = [0] * len(by_id)
         self.stats = stats if stats is not None else OperandStats()  # the plug-in's
 
     def bank_of(self, slot: int, sched: int, reg: int) -> int:
@@ -85,7 +98,11 @@ class RegisterBanks:
 
     def can_issue(self, slot: int, sched: int, unit: str, src_regs: tuple[int, ...], now: int) -> bool:
         taken = self.busy.get(unit)
-        if taken is not None and self._free_collector(taken, self.cap[unit], now) < 0:
+        if taken is not None and self._free_collector(taken, self.cap[unit], now + self.alloc_delay) < 0:
+            self.stats.collector_full += 1
+            return False
+        uid = UNIT_IDS.get(unit, -1)
+        if uid >= 0 and not self._entry_free(uid, now):
             self.stats.collector_full += 1
             return False
         return True
@@ -93,9 +110,12 @@ class RegisterBanks:
     def read(self, slot: int, sched: int, unit: str, src_regs: tuple[int, ...], now: int) -> int:
         """The operand reads, taking a collector (after can_issue said one is free)."""
         done = self._read_banks(slot, sched, src_regs, now)
+        uid = UNIT_IDS.get(unit, -1)
+        if uid >= 0:
+            self._enter(uid, now)
         taken = self.busy.get(unit)
         if taken is not None:
-            k = self._free_collector(taken, len(taken), now)
+            k = self._free_collector(taken, len(taken), now + self.alloc_delay)
             if k >= 0:
                 taken[k] = done
             else:  # called without can_issue: one more collector
@@ -104,23 +124,42 @@ class RegisterBanks:
 
     def try_read(self, slot: int, sched: int, unit: str, src_regs: tuple[int, ...], now: int) -> int | None:
         """can_issue + read in one call (once per issued instruction)."""
-        return self._take(self.busy.get(unit), self.cap.get(unit, 0), slot, sched, src_regs, now)
+        return self._take(UNIT_IDS.get(unit, -1), self.busy.get(unit), self.cap.get(unit, 0), slot, sched, src_regs,
+                          now)
 
     def try_read_id(self, slot: int, sched: int, unit_id: int, src_regs: tuple[int, ...], now: int) -> int | None:
         """try_read() for the class with index `unit_id` (StaticInstr.unit_id)."""
-        return self._take(self.busy_by_id[unit_id], self.cap_by_id[unit_id], slot, sched, src_regs, now)
+        return self._take(unit_id, self.busy_by_id[unit_id], self.cap_by_id[unit_id], slot, sched, src_regs, now)
 
-    def _take(self, taken: list[int] | None, cap: int, slot: int, sched: int, src_regs: tuple[int, ...],
+    def _entry_free(self, uid: int, now: int) -> bool:
+        """Whether class `uid`'s ID_OC register takes another instruction this cycle."""
+        width = self.width_by_id[uid]
+        return width == 0 or self.entry_cycle[uid] != now or self.entry_count[uid] < width
+
+    def _enter(self, uid: int, now: int) -> None:
+        if self.entry_cycle[uid] != now:
+            self.entry_cycle[uid] = now
+            self.entry_count[uid] = 1
+        else:
+            self.entry_count[uid] += 1
+
+    def _take(self, uid: int, taken: list[int] | None, cap: int, slot: int, sched: int, src_regs: tuple[int, ...],
               now: int) -> int | None:
         """A collector from `taken` (its class's release cycles; None: no collectors) if
-        fewer than `cap` are taken, and the operand reads."""
+        fewer than `cap` are taken when the instruction leaves the ID_OC register, a slot
+        in that register this cycle, and the operand reads."""
         k = -1
         if taken is not None:
-            k = self._free_collector(taken, cap, now)
+            k = self._free_collector(taken, cap, now + self.alloc_delay)
             if k < 0:
                 self.stats.collector_full += 1
                 return None
+        if uid >= 0 and not self._entry_free(uid, now):
+            self.stats.collector_full += 1
+            return None
         done = self._read_banks(slot, sched, src_regs, now)
+        if uid >= 0:
+            self._enter(uid, now)
         if taken is not None:
             taken[k] = done
         return done
@@ -187,7 +226,16 @@ class RegisterBanks:
         return done
 
     def next_event(self, now: int) -> int | None:
-        return earliest_after(self._collector_lists, now)
+        """The earliest cycle after `now` at which an issue may take a collector that is
+        busy now (its release, less the ID_OC cycles an issue spends before taking it)."""
+        d = self.alloc_delay
+        best = -1
+        for cycles in self._collector_lists:
+            for t in cycles:
+                t -= d
+                if t > now and (best < 0 or t < best):
+                    best = t
+        return best if best >= 0 else None
 
     def reserve_ports(self, now: int, cycles: int) -> int:
         """Every bank's read and write ports are busy for `cycles` cycles from when each

@@ -1,8 +1,9 @@
 """Baseline register file: single-ported banks behind operand-collector units
-(GPGPU-Sim style). An issued instruction takes a collector unit of its pipeline
-class; its source registers are read from their banks, one read per bank per
-cycle, so two sources in one bank serialise (a bank conflict); the collector is
-released when its operands are read. Bank of a register: (warp slot + register)
+(GPGPU-Sim style). An issued instruction waits `sm.pipelines.collector_delay` cycles in
+its class's ID_OC register (`sm.pipelines.<class>.width` entries a cycle), then takes
+a collector unit of its pipeline class; its source registers are read from their
+banks, one read per bank per cycle, so two sources in one bank serialise (a bank
+conflict); the collector is released when its operands are read. Bank of a register: (warp slot + register)
 mod banks, as GPGPU-Sim maps it.
 
 The per-issue arithmetic is `tlpsim.timing.regbanks.RegisterBanks` (compiled with
@@ -57,7 +58,10 @@ class BankedRegisterFile(OperandStorage):
             use_warp_id=s.rf_bank_use_warp_id if s is not None else True,
             n_schedulers=s.n_schedulers if s is not None else 1,
             sub_core=s.sub_core_model if s is not None else False, shared_collectors=shared,
-            read_delay=s.pipelines.collector_delay if s is not None else 0)
+            read_delay=s.pipelines.collector_delay if s is not None else 0,
+            # the ID_OC pipeline registers' widths: instructions of a class entering per cycle
+            issue_widths=({"sp": s.pipelines.sp.width, "sfu": s.pipelines.sfu.width, "dp": s.pipelines.dp.width,
+                           "ldst": s.pipelines.ldst.width} if s is not None else None))
         self.compiled_banks: RegisterBanks | None = None
         if type(self) is BankedRegisterFile:
             # the SM's calls go straight to the compiled methods (no Python frame per
