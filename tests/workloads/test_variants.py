@@ -1,5 +1,5 @@
 """Workload variants (`register_variant`), the papers' CTA shapes in the lcs_bcs
-stand-ins, and the NumPy references of the new workloads (mummer, kmeans_rodinia,
+stand-ins and mergesort (EXPARS), and the NumPy references of the new workloads (mummer, kmeans_rodinia,
 laplace3d) checked against brute force or against deliberately wrong answers."""
 
 import numpy as np
@@ -133,6 +133,22 @@ def test_kmeans_rodinia_is_one_low_register_kernel():
     launches = _launches("kmeans_rodinia")
     assert {r.kernel for r in launches} == {"kmeans_point"}
     assert launches[0].resources.registers <= 24 and launches[0].block == (256, 1, 1)
+
+
+def test_mergesort_tile_sort_has_the_sdk_shape_of_expars_merg():
+    """EXPARS Table 3's MERG (SDK mergeSortSharedKernel): 16 warps and 8,192 B of shared
+    memory per CTA, 2 CTAs/SM on Fermi, where registers (not shared memory) limit them."""
+    from tlpsim.workloads import catalog, mergesort
+
+    launches = _launches("mergesort")
+    tile, *merges = launches
+    assert (tile.kernel, tile.block, tile.grid) == ("ms_tile_sort", (512, 1, 1), (4096 // 1024, 1, 1))
+    assert tile.resources.shared_bytes == 8192
+    # one merge pass per doubling of the sorted runs: 1024 -> 4096 pairs
+    assert [r.kernel for r in merges] == ["ms_merge_pass"] * 2
+    row = {r.kernel: r for r in catalog.catalog("gtx480", ["mergesort"], "tiny")}["ms_tile_sort"]
+    assert (row.ctas_per_sm, row.limited_by) == (2, "regs")
+    assert mergesort.SIZES["study"] == 4 * 16 * 4 * mergesort.TILE  # 4 waves of 16 SMs x 4 CTAs (Maxwell)
 
 
 # ---------------------------------------------------------------- laplace3d

@@ -2,16 +2,18 @@
 // Pairs are ordered by key, then by value; the host makes the values the
 // original positions, so the result is the stable sort by key.
 //   ms_tile_sort   each CTA bitonic-sorts a tile of MS_TILE pairs in shared
-//                  memory (16 KiB: keys + values); 256 threads, 4 compare-
-//                  exchanges each per step, a barrier after every step;
+//                  memory (8 KiB: keys + values), the SDK's shared-memory
+//                  stage shape (SHARED_SIZE_LIMIT 1024 keys, 512 threads): one
+//                  compare-exchange per thread per step, a barrier before
+//                  every step (55 steps);
 //   ms_merge_pass  merges neighbouring sorted runs of `run` pairs into runs of
 //                  2*run: every thread takes one pair, finds its rank in the
 //                  partner run (global memory) by a galloping search from its own
 //                  position, and scatters it to its final place.  One launch per
 //                  pass, log2(n / MS_TILE) passes.
 
-#define MS_TILE 2048
-#define MS_THREADS 256
+#define MS_TILE 1024
+#define MS_THREADS (MS_TILE / 2)
 
 __device__ __forceinline__ bool pair_less(unsigned ka, unsigned va, unsigned kb, unsigned vb) {
     return ka < kb || (ka == kb && va < vb);
@@ -21,35 +23,32 @@ extern "C" __global__ void ms_tile_sort(unsigned* __restrict__ keys, unsigned* _
     __shared__ unsigned s_key[MS_TILE];
     __shared__ unsigned s_val[MS_TILE];
     const size_t base = (size_t)blockIdx.x * MS_TILE;
+    const int t = threadIdx.x;
+    s_key[t] = keys[base + t];
+    s_val[t] = vals[base + t];
+    s_key[t + MS_THREADS] = keys[base + t + MS_THREADS];
+    s_val[t + MS_THREADS] = vals[base + t + MS_THREADS];
 #pragma unroll 1
-    for (int i = threadIdx.x; i < MS_TILE; i += MS_THREADS) {
-        s_key[i] = keys[base + i];
-        s_val[i] = vals[base + i];
-    }
-    __syncthreads();
     for (int size = 2; size <= MS_TILE; size <<= 1) {
+        const bool ascending = (t & (size >> 1)) == 0;       // direction of this thread's bitonic run
+#pragma unroll 1
         for (int stride = size >> 1; stride > 0; stride >>= 1) {
-#pragma unroll
-            for (int j = 0; j < MS_TILE / 2 / MS_THREADS; ++j) {
-                const int p = threadIdx.x + j * MS_THREADS;          // compare-exchange number
-                const int lo = 2 * p - (p & (stride - 1));
-                const int hi = lo + stride;
-                const bool ascending = (lo & size) == 0;
-                unsigned klo = s_key[lo], khi = s_key[hi];
-                unsigned vlo = s_val[lo], vhi = s_val[hi];
-                if (pair_less(khi, vhi, klo, vlo) == ascending) {   // out of order: swap
-                    s_key[lo] = khi; s_key[hi] = klo;
-                    s_val[lo] = vhi; s_val[hi] = vlo;
-                }
-            }
             __syncthreads();
+            const int lo = 2 * t - (t & (stride - 1));
+            const int hi = lo + stride;
+            unsigned klo = s_key[lo], khi = s_key[hi];
+            unsigned vlo = s_val[lo], vhi = s_val[hi];
+            if (pair_less(khi, vhi, klo, vlo) == ascending) {   // out of order: swap
+                s_key[lo] = khi; s_key[hi] = klo;
+                s_val[lo] = vhi; s_val[hi] = vlo;
+            }
         }
     }
-#pragma unroll 1
-    for (int i = threadIdx.x; i < MS_TILE; i += MS_THREADS) {
-        keys[base + i] = s_key[i];
-        vals[base + i] = s_val[i];
-    }
+    __syncthreads();
+    keys[base + t] = s_key[t];
+    vals[base + t] = s_val[t];
+    keys[base + t + MS_THREADS] = s_key[t + MS_THREADS];
+    vals[base + t + MS_THREADS] = s_val[t + MS_THREADS];
 }
 
 extern "C" __global__ void ms_merge_pass(const unsigned* __restrict__ keys_in, const unsigned* __restrict__ vals_in,
