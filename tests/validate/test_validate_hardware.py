@@ -107,3 +107,21 @@ def test_cached_jobs_are_keyed_by_the_simulator_code(monkeypatch):
     assert job_key({**job, "cost": 9.0}, "{}") == old            # the cost only orders the queue
     monkeypatch.setattr(fp, "simulator_fingerprint", lambda: "b" * 16)
     assert job_key(job, "{}") != old                              # a changed model re-simulates
+
+
+@needs_hw
+def test_a_workload_whose_source_changed_since_the_measurement_is_left_out(tmp_path):
+    from tlpsim.validate.hw_sources import KERNELS, MEASURED_SOURCES, stale_source
+
+    # the sources the H200 ran: every workload but mergesort (its tile sort changed afterwards)
+    assert set(MEASURED_SOURCES["h200"]) == {f"{n}.cu" for n in load_hardware("h200", HW).workloads["small"]}
+    assert stale_source("h200", "sgemm.cu") is None
+    assert "changed since the h200 measurement" in stale_source("h200", "mergesort.cu")
+    assert "no record" in stale_source("h200", "fd3d.cu") and "no record" in stale_source("h100", "sgemm.cu")
+    copy = tmp_path / "sgemm.cu"
+    copy.write_bytes((KERNELS / "sgemm.cu").read_bytes() + b"\n")   # one byte more is other code
+    assert "changed" in stale_source("h200", "sgemm.cu", kernels=tmp_path)
+    jobs, left = _plan(HwOptions(hardware_dir=str(HW), only=["mergesort", "sgemm"]), load_hardware("h200", HW))
+    assert {j["name"] for j in jobs} == {"sgemm"}
+    gone = [x for x in left if x["workload"] == "mergesort"]
+    assert gone and all("re-measure it on the GPU" in x["why"] for x in gone)

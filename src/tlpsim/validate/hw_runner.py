@@ -35,6 +35,7 @@ from typing import Any
 from tlpsim.errors import TlpsimError
 from tlpsim.validate.hardware import HardwareReference, load_hardware, micro_figures
 from tlpsim.validate.hw_jobs import execute, job_key, load_cached, store_cached
+from tlpsim.validate.hw_sources import stale_source
 from tlpsim.validate.stats import classify_shape, mae, pearson, rel_err, sweeps_match
 
 __all__ = ["PAPER_SUBSET", "SWEEP_CAPS", "HwOptions", "validate_hardware"]
@@ -86,6 +87,11 @@ def _plan(opts: HwOptions, hw: HardwareReference) -> tuple[list[dict], list[dict
             launches = hw.launches(size, wl)
             long = sorted((la for la in launches if la.us >= opts.min_us), key=lambda la: (-la.us, la.ordinal))
             if not long:
+                continue
+            stale = stale_source(hw.name, hw.workloads[size][wl].get("source", f"{wl}.cu"))
+            if stale:
+                left += [{"size": size, "workload": wl, "ordinal": la.ordinal, "kernel": la.kernel, "us": la.us,
+                          "why": stale} for la in long]
                 continue
             if subset is not None and wl not in subset:
                 left += [{"size": size, "workload": wl, "ordinal": la.ordinal, "kernel": la.kernel, "us": la.us,
