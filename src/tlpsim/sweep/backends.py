@@ -76,10 +76,16 @@ def fork_pool(workers: int):
 def stop_pool(pool) -> None:
     """On Ctrl-C, an error or the end: drop queued work and stop the workers in flight."""
     procs = list(getattr(pool, "_processes", {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for p in procs:
         if p.is_alive():
             p.terminate()
+    # let the pool's manager thread see its workers gone and end: one still registered at
+    # interpreter exit gets a wake-up on its closed pipe (Python 3.11 prints "Exception
+    # ignored ... OSError: Bad file descriptor" after the user's Ctrl-C)
+    if manager is not None:
+        manager.join(timeout=5)
 
 
 class DaskBackend:
