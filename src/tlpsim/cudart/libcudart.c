@@ -32,6 +32,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "libcudart_entry.h"
+
 #ifndef TLPSIM_DEFAULT_PYTHON
 #define TLPSIM_DEFAULT_PYTHON ""
 #endif
@@ -39,8 +41,6 @@
 #define TLPSIM_DEFAULT_LIBPYTHON ""
 #endif
 
-#define EXPORT __attribute__((visibility("default")))
-#define P(x) ((uint64_t)(uintptr_t)(x))
 
 typedef int (*dispatch_fn)(const char *, uint64_t *, int);
 static dispatch_fn dispatch_ptr;
@@ -131,12 +131,6 @@ static int call(const char *name, uint64_t *args, int nargs)
     return dispatch_ptr(name, args, nargs);
 }
 
-#define NARGS(a) ((int)(sizeof(a) / sizeof((a)[0])) - 1)
-#define CALL(name, ...)                              \
-    do {                                             \
-        uint64_t a_[] = {0, __VA_ARGS__};            \
-        return (cudaError_t)call(name, a_ + 1, NARGS(a_)); \
-    } while (0)
 #define CALL0(name)                    \
     do {                               \
         uint64_t a_ = 0;               \
@@ -717,7 +711,6 @@ EXPORT struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, i
 
 /* ------------------------------------------------------------------ per-thread default stream variants */
 
-#define ALIAS(name, target) EXPORT __typeof__(target) name __attribute__((alias(#target)))
 ALIAS(cudaLaunchKernel_ptsz, cudaLaunchKernel);
 ALIAS(cudaMemcpy_ptds, cudaMemcpy);
 ALIAS(cudaMemcpyAsync_ptsz, cudaMemcpyAsync);

@@ -1,5 +1,5 @@
-/* What the entry-point files of tlpsim's CUDA runtime share (libcudart_graph.c,
- * libcudart_texture.c): exporting a symbol, passing a pointer as a word, and CALL,
+/* What the entry-point files of tlpsim's CUDA runtime share (libcudart.c,
+ * libcudart_graph.c, libcudart_texture.c): exporting a symbol, passing a pointer as a word, and CALL,
  * which hands a call's argument words to the Python runtime through tlpsim_rt_call
  * (defined in libcudart.c) and returns its cudaError_t. */
 
