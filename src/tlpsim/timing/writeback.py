@@ -66,36 +66,34 @@ class Writeback:
         handlers = self.events.writeback
         progress = False
         while cycles and cycles[0] <= now:
-            c = cycles[0]
-            bucket = due[c]
-            if not bucket:
-                heappop(cycles)
-                del due[c]
-                continue
-            w, si, flags, pos = bucket.pop(0)
-            self.n -= 1
-            if w.done and warps[w.slot] is not w:
-                continue
-            progress = True
-            if not flags & WRITTEN:
-                if banks is not None:
-                    t = banks.write(w.slot, w.sched, si.dst_regs, now)
-                else:
-                    t = self._plugin_write(w, si, now)
-                if t > now:  # the write itself completes later: registers stay pending
-                    self.schedule(w, si, t, flags | WRITTEN, pos)
+            # a cycle's entries in the order scheduled; what this loop schedules is due
+            # after now (a write delayed by its bank), so never in the cycle it empties
+            c = heappop(cycles)
+            bucket = due.pop(c)
+            self.n -= len(bucket)
+            for w, si, flags, pos in bucket:
+                if w.done and warps[w.slot] is not w:
                     continue
-            mask = si.dst_mask
-            w.pending &= ~mask
-            if flags & FROM_MEM:
-                w.pending_mem &= ~mask
-                if not w.pending_mem:
-                    w.view.waiting_mem = False
-            issue.update_ready(w)
-            if handlers:
-                vc = w.vclass[pos] if w.vclass is not None else -1
-                for h in handlers:
-                    h(w.view, si, vc, now)
+                progress = True
+                if not flags & WRITTEN:
+                    if banks is not None:
+                        t = banks.write(w.slot, w.sched, si.dst_regs, now)
+                    else:
+                        t = self._plugin_write(w, si, now)
+                    if t > now:  # the write itself completes later: registers stay pending
+                        self.schedule(w, si, t, flags | WRITTEN, pos)
+                        continue
+                mask = si.dst_mask
+                w.pending &= ~mask
+                if flags & FROM_MEM:
+                    w.pending_mem &= ~mask
+                    if not w.pending_mem:
+                        w.view.waiting_mem = False
+                issue.update_ready(w)
+                if handlers:
+                    vc = w.vclass[pos] if w.vclass is not None else -1
+                    for h in handlers:
+                        h(w.view, si, vc, now)
         return progress
 
     def _plugin_write(self, w: Warp, si: Any, now: int) -> int:
