@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-import time
 
 import numpy as np
 
