@@ -192,8 +192,8 @@ class AccessResult:
 
 
 # the outcomes carrying nothing but their status are immutable: share one each
-_HIT_RESULT = AccessResult(HIT, 0, None)
-_PENDING_RESULT = AccessResult(HIT_RESERVED, 0, None)
+_HIT_RESULT: Final = AccessResult(HIT, 0, None)
+_PENDING_RESULT: Final = AccessResult(HIT_RESERVED, 0, None)
 
 
 class _Line:

@@ -141,7 +141,7 @@ class _Txn:
         self.is_write, self.bursts, self.done_bursts, self.arrival = is_write, bursts, 0, arrival
 
 
-_NO_TXN = _Txn(None, -1, -1, -1, False, 0, -1)  # a bank's `cur` when it serves nothing
+_NO_TXN: Final = _Txn(None, -1, -1, -1, False, 0, -1)  # a bank's `cur` when it serves nothing
 
 
 class _Bank:

@@ -89,6 +89,10 @@ class Engine:
         # at the same clock edge, so this keeps the heap small and its entries plain ints
         self._timers: list[int] = []
         self._timer_comps: dict[int, list[int]] = {}
+        # the time of the latest timer set and its list there (many components set timers
+        # for the same clock edge in a row): found without a dictionary lookup
+        self._last_t = -1
+        self._last_ks: list[int] = []
         self._ticking: int | None = None  # index of the component being ticked
         self._live_timers = 0  # pending timers of non-passive components
         self.stop_requested = False  # set by a component (request_stop): run() returns before the next step
@@ -128,16 +132,23 @@ class Engine:
         # (a component may set the same timer twice: waking it twice is waking it once)
         if not comp.passive:
             self._live_timers += 1
+        if t_fs == self._last_t:
+            self._last_ks.append(comp._k)
+            return
         ks = self._timer_comps.get(t_fs)
         if ks is None:
-            self._timer_comps[t_fs] = [comp._k]
+            ks = self._timer_comps[t_fs] = [comp._k]
             heappush(self._timers, t_fs)
         else:
             ks.append(comp._k)
+        self._last_t = t_fs
+        self._last_ks = ks
 
     def _pop_due_timers(self, t_fs: int) -> None:
         timers, comps, by_time = self._timers, self.components, self._timer_comps
         active = self._active
+        if self._last_t <= t_fs:
+            self._last_t = -1  # its list is about to leave the dictionary
         while timers and timers[0] <= t_fs:
             t = heappop(timers)
             for k in by_time.pop(t):

@@ -25,7 +25,7 @@ cache) every fetch hits.
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from tlpsim.timing.cache_port import CachePort
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from tlpsim.timing.ldst import LdstUnit
     from tlpsim.timing.warp import Warp
 
-INSTR_BYTES = 8
+INSTR_BYTES: Final = 8
 
 
 class Fetch:

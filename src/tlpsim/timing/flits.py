@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from tlpsim.timing.engine import Component
+from tlpsim.timing.engine import Component, Engine
 from tlpsim.timing.mem_types import HEADER_BYTES, WRITE, MemRequest, popcount
 from tlpsim.timing.queues import TimedQueue
 
@@ -104,6 +104,9 @@ class FlitQueue(TimedQueue):
         self.used_flits -= self._sizes.of(item)
 
     def _engine_now(self) -> int | None:
+        e = self._engine
+        if e is not None:
+            return e.now
         eng = self._eng
         if eng is not None:
             return eng.now
@@ -117,6 +120,8 @@ class FlitQueue(TimedQueue):
                     if eng is None:
                         return 0
                 self._eng = eng  # components join one engine for good
+                if isinstance(eng, Engine):
+                    self._engine = eng
                 return eng.now
         return None
 
@@ -153,6 +158,8 @@ class FlitQueue(TimedQueue):
         else:
             ready = self._notify_consumer(now_fs)
         self._items.append((ready, item, f))
+        if len(self._items) == 1:
+            self._head_t = ready
         self.used_flits += f
         self.pushes += 1
 
@@ -162,7 +169,9 @@ class FlitQueue(TimedQueue):
 
     def pop(self) -> Any:
         blocking = self.capacity - self.used_flits < self.max_packet_flits
-        _, item, f = self._items.popleft()
+        items = self._items
+        _, item, f = items.popleft()
+        self._head_t = items[0][0] if items else -1
         self.used_flits -= f
         now = self._engine_now()
         if now is not None:

@@ -89,16 +89,15 @@ class CtaDispatcher(Component):
         pending = [r for r in gpu.running if r.next_cta < r.n_ctas and gpu.stream_ready(r)]
         if not pending:
             return False
-        kviews = [KernelView(r.kid, r.stream, r.n_ctas - r.next_cta, r.n_ctas, r.kres.threads_per_cta, r.next_cta,
-                             r.kres.regs_per_thread, r.kres.smem_per_cta, r.trace.warps_per_cta,
-                             r.next_cta - r.ctas_done, r.ctas_done, tuple(r.trace.grid), r.name, tuple(r.trace.block))
-                  for r in pending]
         by_kid = {r.kid: r for r in pending}
-        sviews = [SMView(sm.id, sm.n_ctas, (lambda kid, sm=sm: sm.can_accept(by_kid[kid])),
-                         dict(sm.slots.by_kernel), dict(sm.slots.limits), bool(sm.slots.dispatch_holds))
-                  for sm in gpu.sms]
+        policy = gpu.cta_policy
+        if getattr(policy, "inline_rule", "") == "round_robin":
+            assignments = self._round_robin(policy, pending)
+        else:
+            sviews, kviews = self._views(pending, by_kid)
+            assignments = policy.assign(sviews, kviews, now)
         placed = False
-        for sm_id, kid in gpu.cta_policy.assign(sviews, kviews, now):
+        for sm_id, kid in assignments:
             run = by_kid.get(kid)
             if run is None or not 0 <= sm_id < len(gpu.sms):
                 raise ConfigError(f"CTA scheduler '{gpu.cta_policy.plugin_name}' assigned kernel {kid} to SM {sm_id}; "
@@ -117,6 +116,36 @@ class CtaDispatcher(Component):
             placed = True
         return placed
 
+    def _views(self, pending: list, by_kid: dict) -> tuple[list, list]:
+        """The SMs and the launches with CTAs waiting, as the CTA scheduler sees them."""
+        kviews = [KernelView(r.kid, r.stream, r.n_ctas - r.next_cta, r.n_ctas, r.kres.threads_per_cta, r.next_cta,
+                             r.kres.regs_per_thread, r.kres.smem_per_cta, r.trace.warps_per_cta,
+                             r.next_cta - r.ctas_done, r.ctas_done, tuple(r.trace.grid), r.name, tuple(r.trace.block))
+                  for r in pending]
+        sviews = [SMView(sm.id, sm.n_ctas, (lambda kid, sm=sm: sm.can_accept(by_kid[kid])),
+                         dict(sm.slots.by_kernel), dict(sm.slots.limits), bool(sm.slots.dispatch_holds))
+                  for sm in self.gpu.sms]
+        return sviews, kviews
+
+    def _round_robin(self, policy: Any, pending: list) -> list[tuple[int, int]]:
+        """The baseline round-robin rule's `assign` (policies/cta/round_robin.py) step for
+        step on the SMs and launches themselves: the same assignments and `next_sm`,
+        without building a view of every SM each time CTAs wait."""
+        sms = self.gpu.sms
+        n = len(sms)
+        out: list[tuple[int, int]] = []
+        given: dict[int, int] = {}
+        start = policy.next_sm
+        for k in range(n):
+            sm = sms[(start + k) % n]
+            for r in pending:  # oldest launch first; a later one fills what an earlier leaves
+                if r.n_ctas - r.next_cta > given.get(r.kid, 0) and sm.can_accept(r):
+                    out.append((sm.id, r.kid))
+                    given[r.kid] = given.get(r.kid, 0) + 1
+                    break
+        if out:
+            policy.next_sm = (out[-1][0] + 1) % n
+        return out
 
 class GPU:
     """A configured GPU: build once, launch kernels, run.

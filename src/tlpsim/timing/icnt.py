@@ -187,11 +187,19 @@ class Crossbar(Component):
         self._timer_steps: set[int] = set()              # future steps with a timer set (see _timer)
         self._sizes = flit_sizes(flit_bytes)
 
-        self._arrivals: list[tuple[int, int]] = []        # (ready time fs, input)
+        # the heaps' entries are plain ints that sort as the tuples they stand for (cheaper
+        # to compare than tuples): an arrival (ready time fs, input) is t << in_bits | i,
+        # a transfer end (cycle, input, output) is (c << in_bits | i) << out_bits | o
+        self._in_bits = n_inputs.bit_length()
+        self._out_bits = n_outputs.bit_length()
+        self._arrivals: list[int] = []
         self._unscheduled = False                         # arrivals noted before joining an engine
-        self._releases: list[tuple[int, int, int]] = []   # (cycle, input, output) transfer ends
-        self._deliveries: list[tuple[int, int, int, int, Any, int]] = []  # (cycle, seq, output, units, packet, arrival cycle)
-        self._seq = 0                                     # delivery order among equal cycles
+        self._releases: list[int] = []
+        # deliveries: a heap of the distinct cycles with any, and per cycle its entries
+        # (output, units, packet, arrival cycle) in the order granted
+        self._delivery_cycles: list[int] = []
+        self._deliveries: dict[int, list[tuple[int, int, Any, int]]] = {}
+        self._n_deliveries = 0
         self._busy_in = [False] * n_inputs
         self._requesting = [False] * n_inputs
         # per output, the inputs whose ready head packet routes to it (bit i: input i) and
@@ -219,7 +227,7 @@ class Crossbar(Component):
     # ---------------------------------------------------------------- events
 
     def _note_arrival(self, t_fs: int, i: int) -> None:
-        heappush(self._arrivals, (t_fs, i))
+        heappush(self._arrivals, t_fs << self._in_bits | i)
         if self.engine is not None:
             self._timer(t_fs)
         else:
@@ -256,8 +264,7 @@ class Crossbar(Component):
             self._req_n[o] += 1
             self._req_outs |= 1 << o
 
-    def _deliver(self, entry: tuple[int, int, int, int, Any, int], now: int) -> None:
-        cyc, _, o, units, pkt, arrival = entry
+    def _deliver(self, cyc: int, o: int, units: int, pkt: Any, arrival: int, now: int) -> None:
         self.outputs[o].push(pkt, now)
         self._reserved[o] -= units
         st = self.stats
@@ -272,22 +279,36 @@ class Crossbar(Component):
         now = cycle * self._period
         if self._unscheduled and self.engine is not None:
             self._unscheduled = False
-            for t, _ in self._arrivals:
-                self.engine.wake_at_time(self, t)
-        dl = self._deliveries
-        while dl and dl[0][0] <= cycle:
-            self._deliver(heappop(dl), now)
+            for key in self._arrivals:
+                self.engine.wake_at_time(self, key >> self._in_bits)
+        dc = self._delivery_cycles
+        while dc and dc[0] <= cycle:
+            c = heappop(dc)
+            for o, units, pkt, arrival in self._deliveries.pop(c):
+                self._n_deliveries -= 1
+                self._deliver(c, o, units, pkt, arrival, now)
+        in_bits, out_bits = self._in_bits, self._out_bits
         rl = self._releases
-        while rl and rl[0][0] <= cycle:
-            _, i, o = heappop(rl)
-            self._busy_in[i] = False
-            self._held[o] = False
-            self._consider(i, now)
-        ar = self._arrivals
-        while ar and ar[0][0] <= now:
-            i = heappop(ar)[1]
-            if not self._busy_in[i] and not self._requesting[i]:
+        if rl:
+            # every key of a transfer ending by `cycle` is below the first key of cycle + 1
+            bound = (cycle + 1) << (in_bits + out_bits)
+            in_mask = (1 << in_bits) - 1
+            out_mask = (1 << out_bits) - 1
+            while rl and rl[0] < bound:
+                key = heappop(rl)
+                o = key & out_mask
+                i = key >> out_bits & in_mask
+                self._busy_in[i] = False
+                self._held[o] = False
                 self._consider(i, now)
+        ar = self._arrivals
+        if ar:
+            bound = (now + 1) << in_bits
+            in_mask = (1 << in_bits) - 1
+            while ar and ar[0] < bound:
+                i = heappop(ar) & in_mask
+                if not self._busy_in[i] and not self._requesting[i]:
+                    self._consider(i, now)
         if not self._req_outs:
             self._wait_contention = self._wait_backpressure = 0
             return False
@@ -397,15 +418,19 @@ class Crossbar(Component):
             reserved[o] += units
             self._ptr[o] = (i + 1) % self.n_inputs
             end = cycle + f
-            heappush(self._releases, (end, i, o))
+            heappush(self._releases, (end << self._in_bits | i) << self._out_bits | o)
             self._timer(end * self._period)
             due = end - 1 + self.latency
-            self._seq += 1
-            entry = (due, self._seq, o, units, pkt, arrival)
             if due <= cycle:
-                self._deliver(entry, now)
+                self._deliver(due, o, units, pkt, arrival, now)
             else:
-                heappush(self._deliveries, entry)
+                bucket = self._deliveries.get(due)
+                if bucket is None:
+                    self._deliveries[due] = [(o, units, pkt, arrival)]
+                    heappush(self._delivery_cycles, due)
+                else:
+                    bucket.append((o, units, pkt, arrival))
+                self._n_deliveries += 1
                 if due != end:
                     self._timer(due * self._period)
             st.packets += 1
@@ -427,7 +452,7 @@ class Crossbar(Component):
 
     def busy(self) -> bool:
         """Work pending (for the dense engine's termination test)."""
-        return bool(self._req_outs or self._releases or self._deliveries or self._arrivals)
+        return bool(self._req_outs or self._releases or self._n_deliveries or self._arrivals)
 
     # ---------------------------------------------------------------- reporting
 
@@ -445,4 +470,4 @@ class Crossbar(Component):
         """One line of state for debugging: waiting requests and held outputs."""
         reqs = " ".join(f"o{o}<{','.join(map(str, _bits(s)))}" for o, s in enumerate(self._req_in) if s)
         held = ",".join(str(o) for o, h in enumerate(self._held) if h)
-        return f"{self.name}@{self.last_cycle}: req[{reqs}] held[{held}] inflight={len(self._deliveries)}"
+        return f"{self.name}@{self.last_cycle}: req[{reqs}] held[{held}] inflight={self._n_deliveries}"

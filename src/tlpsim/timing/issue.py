@@ -87,6 +87,11 @@ class IssueStage:
         # cycle counts as free
         self.bus_cycle: list[int] = [-1] * 1024
         self.bus_count: list[int] = [0] * 1024
+        # per scheduler: its policy is exactly the baseline greedy-then-oldest rule
+        # (its `inline_rule`), applied here without a Python call per issue, and the
+        # greedy warp's slot (kept equal to the policy's own `greedy`)
+        self.gto: list[bool] = [getattr(p, "inline_rule", "") == "gto" for p in policies]
+        self.greedy: list[int] = [int(p.greedy) if g else -1 for p, g in zip(policies, self.gto)]
 
     # ------------------------------------------------------------ readiness
 
@@ -185,6 +190,8 @@ class IssueStage:
         if not ldst_ok and self.ready[s].mem == rs:
             self.sm.note_stall("unit_busy")  # every ready warp waits for the LD/ST unit
             return False
+        if self.gto[s]:
+            return self._issue_gto(s, rs, now, ldst_ok)
         cands: list[Any] = []
         m = rs
         while m:
@@ -223,11 +230,67 @@ class IssueStage:
                     return True
         return False
 
+    def _issue_gto(self, s: int, rs: int, now: int, ldst_ok: bool) -> bool:
+        """`issue` for a scheduler whose policy is exactly greedy-then-oldest: its choice
+        (the greedy warp if it is a candidate, else the oldest) computed here; the
+        policy's `order` is asked only when that warp cannot issue."""
+        warps = self.slots.warps
+        unit_next = self.units.next_by_id[s]
+        g = self.greedy[s]
+        best: Warp | None = None
+        n = 0
+        m = rs
+        while m:
+            low = m & -m
+            m ^= low
+            w = cast("Warp", warps[low.bit_length() - 1])
+            si = cast(StaticInstr, w.si)
+            k = si.kind
+            if k == K_MEM:
+                if not ldst_ok:
+                    continue
+            elif k != K_BAR and k != K_EXIT:
+                if unit_next[si.unit_id][0] > now:
+                    continue
+            n += 1
+            if best is None or (best.slot != g and (w.slot == g or w.age < best.age)):
+                best = w
+        if best is None:
+            self.sm.note_stall("unit_busy")
+            return False
+        policy = self.policies[s]
+        if self._try_issue(best, best.view, policy, now, False):
+            return True
+        if n == 1:
+            return False
+        cands: list[Any] = []
+        m = rs
+        while m:
+            low = m & -m
+            m ^= low
+            w = cast("Warp", warps[low.bit_length() - 1])
+            si = cast(StaticInstr, w.si)
+            k = si.kind
+            if k == K_MEM:
+                if not ldst_ok:
+                    continue
+            elif k != K_BAR and k != K_EXIT:
+                if unit_next[si.unit_id][0] > now:
+                    continue
+            cands.append(w.view)
+        first = best.view
+        for v in policy.order(cands, now):
+            if v is not first and self.try_issue(v, policy, now, False):
+                return True
+        return False
+
     def try_issue(self, v: Any, policy: Any, now: int, quiet: bool) -> bool:
         """Start the next instruction of the warp behind view `v` if its pipeline and
         operand storage accept it now, and advance the warp. `quiet`: a further
         instruction of a warp that already issued this cycle (no stall is noted)."""
-        w = cast("Warp", self.slots.warps[v.slot])
+        return self._try_issue(cast("Warp", self.slots.warps[v.slot]), v, policy, now, quiet)
+
+    def _try_issue(self, w: Warp, v: Any, policy: Any, now: int, quiet: bool) -> bool:
         si = cast(StaticInstr, w.si)
         kind = si.kind
         pos = w.pos
@@ -283,7 +346,13 @@ class IssueStage:
             ldst.accept(w, si, w.mem[pos], start, pos)
         # barriers and exits take effect once the warp has advanced (below)
         v.last_issue = now
-        policy.on_issue(v, now, si.long_wait)
+        sched = w.sched
+        if self.gto[sched] and policy is self.policies[sched]:
+            if w.slot != self.greedy[sched]:  # the rule's on_issue, natively
+                self.greedy[sched] = w.slot
+                policy.greedy = w.slot
+        else:
+            policy.on_issue(v, now, si.long_wait)
         st = self.stats
         st.warp_insts += 1
         st.thread_insts += w.lanes[pos]

@@ -38,7 +38,8 @@ from tlpsim.trace.format import SPACE_CODES
 
 _SHARED: Final[int] = SPACE_CODES["shared"]
 _LOCAL: Final[int] = SPACE_CODES["local"]
-_CONSTLIKE = (SPACE_CODES["const"], SPACE_CODES["kparam"])
+_CONST: Final[int] = SPACE_CODES["const"]
+_KPARAM: Final[int] = SPACE_CODES["kparam"]
 # A shared load leaves GPGPU-Sim's smem pipeline into the LD/ST unit's writeback
 # register (m_next_wb) one cycle, and writes the register file from it the next
 # (ldst_unit::writeback); an L1D hit releases its registers at the end of the L1
@@ -261,7 +262,7 @@ class LdstUnit:
             return None
         accesses = rows.accesses(row)
         kind = ATOMIC if si.is_atomic else (WRITE if si.is_store else READ)
-        if space in _CONSTLIKE:
+        if space == _CONST or space == _KPARAM:
             cache = self.l1c
         elif (self.bypass and warp.run.kid in self.bypass) or (self.bypass_global and space != _LOCAL):
             cache = None

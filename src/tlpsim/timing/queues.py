@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Generic, TypeVar
 
-from tlpsim.timing.engine import Component
+from tlpsim.timing.engine import Component, Engine
 
 T = TypeVar("T")
 
@@ -39,6 +39,8 @@ class TimedQueue(Generic[T]):
         self.pushes = 0
         self.full_refusals = 0
         self._eng: Any = None    # the engine of the connected components, once known
+        self._engine: Engine | None = None  # the same when it is the Engine (not a stand-in): read natively
+        self._head_t = -1   # ready time of the head item (-1: empty), kept for ready() to compare natively
         self._free_t = -1   # time step of the latest pops, and the units they freed
         self._freed = 0
 
@@ -59,6 +61,8 @@ class TimedQueue(Generic[T]):
             for c in (self.consumer, self.producer):
                 if c is not None and c.engine is not None:
                     eng = self._eng = c.engine  # components join one engine for good
+                    if isinstance(eng, Engine):
+                        self._engine = eng
                     break
             else:
                 return None
@@ -68,9 +72,14 @@ class TimedQueue(Generic[T]):
         """Units not reusable now: queued items plus what was popped this time step."""
         n = self.used_units()
         if self._freed:
-            eng = self._eng
-            if (eng.now if eng is not None else self._engine_now()) == self._free_t:
-                n += self._freed
+            e = self._engine
+            if e is not None:
+                if e.now == self._free_t:
+                    n += self._freed
+            else:
+                eng = self._eng
+                if (eng.now if eng is not None else self._engine_now()) == self._free_t:
+                    n += self._freed
         return n
 
     def can_push(self, item: Any = None) -> bool:
@@ -91,6 +100,8 @@ class TimedQueue(Generic[T]):
             raise RuntimeError(f"push into full queue {self.name}: the producer must check can_push() first")
         ready = self._notify_consumer(now_fs)
         self._items.append((ready, item))
+        if len(self._items) == 1:
+            self._head_t = ready
         self._on_push(item)
         self.pushes += 1
 
@@ -114,16 +125,27 @@ class TimedQueue(Generic[T]):
         return now_fs
 
     def ready(self, now_fs: int) -> bool:
-        items = self._items
-        return bool(items) and items[0][0] <= now_fs
+        t = self._head_t
+        return t >= 0 and t <= now_fs
 
     def peek(self) -> T:
         return self._items[0][1]
 
     def pop(self) -> T:
         blocking = self.capacity - self.used_units() < self.units_of(None)
-        item = self._items.popleft()[1]
+        items = self._items
+        item = items.popleft()[1]
+        self._head_t = items[0][0] if items else -1
         self._on_pop(item)
+        e = self._engine
+        if e is not None:
+            t = e.now
+            if t != self._free_t:
+                self._free_t, self._freed = t, 0
+            self._freed += self.units_of(item)
+            if blocking:
+                self._wake_producer(t)
+            return item
         eng = self._eng
         now = eng.now if eng is not None else self._engine_now()
         if now is not None:
@@ -154,9 +176,8 @@ class TimedQueue(Generic[T]):
         pass
 
     def next_ready_time(self) -> int | None:
-        return self._items[0][0] if self._items else None
+        return self._head_t if self._head_t >= 0 else None
 
     def head_ready_time(self) -> int:
         """Ready time of the head item (the queue must not be empty)."""
-        t: int = self._items[0][0]
-        return t
+        return self._head_t

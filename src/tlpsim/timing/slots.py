@@ -141,7 +141,10 @@ class Slots:
 
     def _admit_warp(self, cta: CTA, k: int, now: int) -> Warp:
         run = cta.run
-        ws = self.warps.index(None)
+        warps = self.warps
+        ws = 0
+        while warps[ws] is not None:  # the first free slot (list.index would compare every warp with ==)
+            ws += 1
         w = Warp(ws, ws % self.n_schedulers, cta, run, cta.index * run.trace.warps_per_cta + k, self.age,
                  self.sm_id, self.keep_masks, self.keep_vclass, run.watch[self.sm_id] if run.watch else None)
         self.age += 1

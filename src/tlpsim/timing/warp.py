@@ -121,7 +121,7 @@ class Warp:
     __slots__ = ("slot", "sched", "cta", "run", "gwarp", "pcs", "lanes", "mem", "pos", "n", "pending",
                  "pending_mem", "ibuf", "at_barrier", "done", "view", "mem_blocked", "in_fetch", "si",
                  "thread_total", "pc_slice", "instrs", "mem_rows", "holds", "masks", "vclass", "watch", "block",
-                 "code_addr", "inflight", "gate", "gate_k", "refetch_delay")
+                 "code_addr", "inflight", "gate", "gate_k", "refetch_delay", "age")
 
     def __init__(self, slot: int, sched: int, cta: CTA, run: Any, gwarp: int, age: int, sm_id: int = 0,
                  keep_masks: bool = False, keep_vclass: bool = False, watch: list[Any] | None = None) -> None:
@@ -131,6 +131,7 @@ class Warp:
         a, b = int(trace.warp_offsets[local]), int(trace.warp_offsets[local + 1])
         self.slot = slot
         self.sched = sched
+        self.age = age          # dynamic warp id in its SM (its view's age)
         self.cta = cta
         self.run = run
         self.gwarp = gwarp

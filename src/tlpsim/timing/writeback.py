@@ -29,58 +29,71 @@ class Writeback:
     issue: IssueStage   # wired by the SM
 
     def __init__(self, operands: Any, banks: RegisterBanks | None, events: Any) -> None:
-        # (cycle, seq, warp, static instr, flags, dynamic position)
-        self.heap: list[tuple[int, int, Warp, StaticInstr, int, int]] = []
-        self.seq = 0
+        # the writebacks due, by cycle: a heap of the distinct cycles and per cycle its
+        # entries (warp, static instr, flags, dynamic position) in the order scheduled:
+        # the (cycle, order) of a heap of entries, without comparing tuples in it
+        self.cycles: list[int] = []
+        self.due: dict[int, list[tuple[Warp, StaticInstr, int, int]]] = {}
+        self.n = 0
         self.operands = operands
         self.banks = banks        # the compiled baseline banks, called natively when they are the storage
         self.events = events
 
     def __len__(self) -> int:
-        return len(self.heap)
+        return self.n
 
     def next_cycle(self) -> int:
-        return self.heap[0][0] if self.heap else -1
+        return self.cycles[0] if self.cycles else -1
 
     def schedule(self, w: Warp, si: StaticInstr, cycle: int, flags: int, pos: int) -> None:
         """Write `si`'s destinations for `w` at `cycle` (no timer: this runs inside the
         SM's tick, and an SM that goes to sleep sets one for its earliest writeback)."""
-        self.seq += 1
-        heappush(self.heap, (cycle, self.seq, w, si, flags, pos))
+        self.n += 1
+        bucket = self.due.get(cycle)
+        if bucket is None:
+            self.due[cycle] = [(w, si, flags, pos)]
+            heappush(self.cycles, cycle)
+        else:
+            bucket.append((w, si, flags, pos))
 
     def tick(self, now: int, warps: list[Warp | None]) -> bool:
         """Perform the writebacks due at `now`; True when any was performed (entries of
         warps that exited meanwhile are dropped)."""
-        wb = self.heap
-        if not wb or wb[0][0] > now:
+        cycles = self.cycles
+        if not cycles or cycles[0] > now:
             return False
-        banks, operands, issue = self.banks, self.operands, self.issue
+        banks, operands, issue, due = self.banks, self.operands, self.issue, self.due
         handlers = self.events.writeback
         progress = False
-        while wb and wb[0][0] <= now:
-            _, _, w, si, flags, pos = heappop(wb)
-            if w.done and warps[w.slot] is not w:
-                continue
-            progress = True
-            if not flags & WRITTEN:
-                if banks is not None:
-                    t = banks.write(w.slot, w.sched, si.dst_regs, now)
-                else:
-                    t = self._plugin_write(w, si, now)
-                if t > now:  # the write itself completes later: registers stay pending
-                    self.schedule(w, si, t, flags | WRITTEN, pos)
+        while cycles and cycles[0] <= now:
+            # a cycle's entries in the order scheduled; what this loop schedules is due
+            # after now (a write delayed by its bank), so never in the cycle it empties
+            c = heappop(cycles)
+            bucket = due.pop(c)
+            self.n -= len(bucket)
+            for w, si, flags, pos in bucket:
+                if w.done and warps[w.slot] is not w:
                     continue
-            mask = si.dst_mask
-            w.pending &= ~mask
-            if flags & FROM_MEM:
-                w.pending_mem &= ~mask
-                if not w.pending_mem:
-                    w.view.waiting_mem = False
-            issue.update_ready(w)
-            if handlers:
-                vc = w.vclass[pos] if w.vclass is not None else -1
-                for h in handlers:
-                    h(w.view, si, vc, now)
+                progress = True
+                if not flags & WRITTEN:
+                    if banks is not None:
+                        t = banks.write(w.slot, w.sched, si.dst_regs, now)
+                    else:
+                        t = self._plugin_write(w, si, now)
+                    if t > now:  # the write itself completes later: registers stay pending
+                        self.schedule(w, si, t, flags | WRITTEN, pos)
+                        continue
+                mask = si.dst_mask
+                w.pending &= ~mask
+                if flags & FROM_MEM:
+                    w.pending_mem &= ~mask
+                    if not w.pending_mem:
+                        w.view.waiting_mem = False
+                issue.update_ready(w)
+                if handlers:
+                    vc = w.vclass[pos] if w.vclass is not None else -1
+                    for h in handlers:
+                        h(w.view, si, vc, now)
         return progress
 
     def _plugin_write(self, w: Warp, si: Any, now: int) -> int:

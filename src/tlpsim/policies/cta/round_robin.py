@@ -16,6 +16,9 @@ class RoundRobinCTAScheduler(CTAScheduler):
     def __init__(self, params=None, n_sms: int = 1, **context) -> None:
         super().__init__(params, n_sms, **context)
         self.next_sm = 0
+        # exactly this rule (not a subclass that may override it): the CTA dispatcher
+        # applies it itself, without building the views (timing/gpu.py, docs/compiled-core.md)
+        self.inline_rule = "round_robin" if type(self) is RoundRobinCTAScheduler else ""
 
     def assign(self, sms: Sequence[SMView], kernels: Sequence[KernelView], now: int) -> list[tuple[int, int]]:
         out = []

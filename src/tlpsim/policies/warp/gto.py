@@ -15,6 +15,9 @@ class GreedyThenOldest(WarpScheduler):
     def __init__(self, params=None, n_slots: int = 64, **context) -> None:
         super().__init__(params, n_slots, **context)
         self.greedy = -1
+        # exactly this rule (not a subclass that may override it): the compiled issue
+        # stage applies it natively, keeping `greedy` current (timing/issue.py, docs/compiled-core.md)
+        self.inline_rule = "gto" if type(self) is GreedyThenOldest else ""
 
     def order(self, ready: Sequence[WarpView], now: int) -> Iterable[WarpView]:
         g = self.greedy
