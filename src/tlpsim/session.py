@@ -137,7 +137,7 @@ class TimingSession:
         mem = self.gpu.mem
         first, last = address & ~127, (address + nbytes - 1) & ~127
         for line in range(first, last + 1, 128):
-            mem.slices[mem.partition_of(line)].cache.fill(line)
+            mem.slices[mem.partition_of(line)].host_fill(line)
 
     def simulate(self, fn, space_of, trace, regs_per_thread: int, smem_per_cta: int, stream: int = 0,
                  analyzed: Any = None):

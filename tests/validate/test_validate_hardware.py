@@ -125,3 +125,19 @@ def test_a_workload_whose_source_changed_since_the_measurement_is_left_out(tmp_p
     assert {j["name"] for j in jobs} == {"sgemm"}
     gone = [x for x in left if x["workload"] == "mergesort"]
     assert gone and all("re-measure it on the GPU" in x["why"] for x in gone)
+
+
+@needs_hw
+def test_pointer_chase_sees_the_l2_halves(tmp_path):
+    """The 32 MB chase (first touches, about half in the far half of the L2) is what
+    l2.far_latency is calibrated on; the 256 KB chase's second lap hits the copies the
+    first left in SM 0's half, so it reads lower (docs/validation-h200.md)."""
+    args = ["validate", "--hardware", "h200", "--hardware-dir", str(HW), "--ref-dir", str(REF), "--only",
+            "pointer_chase", "--out", str(tmp_path / "o"), "--cache-dir",
+            str(tmp_path / "c"), "--doc", str(tmp_path / "page.md")]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    figs = {f["id"]: f for f in json.loads((tmp_path / "o" / "validation.json").read_text())["figures"]}
+    assert abs(figs["pointer_chase.32MB"]["rel_err"]) < 0.01
+    assert 300 < figs["pointer_chase.256KB"]["tlpsim"] < figs["pointer_chase.32MB"]["tlpsim"] - 40
+    assert "Calibrated on pointer_chase.32MB (GPU 357.5, tlpsim 357.2 cycles" in (tmp_path / "page.md").read_text()

@@ -200,6 +200,11 @@ class L2Config(CacheConfig):
                                    unit="bytes", ge=4, le=4096)
     memcpy_fills: bool = field(True, "host-to-device copies leave their data in the L2, as GPGPU-Sim's "
                                      "gpgpu_perf_sim_memcpy does")
+    far_latency: int = field(0, "near/far halves: an SM's request to a line whose home slice is in the other "
+                                "half of the L2 takes this much longer, and its read leaves a copy of the line "
+                                "in the requester's half that later reads from that half hit at hit_latency "
+                                "(Ampere/Hopper's two L2 partitions; memory channels 0..n/2-1 are half 0, SM i "
+                                "is on half i mod 2); 0 = one uniform L2", unit="L2 cycles", ge=0, le=100000)
 
     def problems(self) -> list[str]:
         # per-slice geometry is checked by GPUConfig, which knows the slice count

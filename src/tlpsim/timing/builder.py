@@ -97,6 +97,9 @@ class MemorySystem:
         policy = _gpgpusim_policy_letters(c2)
         dram_delay = max(1, round(d.latency * cfg.gpu.dram_clock_mhz / cfg.gpu.core_clock_mhz))
         local = self.amap.partition_address  # set index without the slice-select bits
+        # near/far L2 halves (l2.far_latency): channels 0..n/2-1 and the even SMs are half 0
+        self.far_latency = c2.far_latency
+        sm_sides = [k % 2 for k in range(n_sms)] if c2.far_latency else None
         for p in range(self.n_parts):
             # GPGPU-Sim's dram_latency: a fixed delay (core cycles) on every request from
             # the L2 to DRAM, modelled as the queue's delay in DRAM cycles; the queue holds
@@ -112,7 +115,8 @@ class MemorySystem:
                     sector_bytes=c2.sector_bytes if c2.sectored else None, mshr_entries=c2.mshr_entries,
                     mshr_max_merge=c2.mshr_max_merge, hit_latency=c2.hit_latency, policy=policy,
                     miss_queue_entries=max(c2.miss_queue_entries, 4), data_port_bytes=c2.data_port_bytes,
-                    set_index_addr=local))
+                    set_index_addr=local, side=self.side_of_partition(p) if c2.far_latency else -1,
+                    sm_sides=sm_sides, far_latency=c2.far_latency))
             ch_in = TimedQueue(f"dram{p}.in", d.queue_size)
             ch_out = TimedQueue(f"dram{p}.out", d.return_queue_size)
             self.muxes.append(SliceMux(dram, f"mux{p}", to_dram, from_dram, ch_in, ch_out,
@@ -129,6 +133,10 @@ class MemorySystem:
     def partition_of(self, line_addr: int) -> int:
         return self.amap.partition_of(line_addr)
 
+    def side_of_partition(self, p: int) -> int:
+        """Which L2 half memory channel `p` and its slices belong to (l2.far_latency)."""
+        return 0 if 2 * p < self.n_parts else 1
+
     def register(self, engine: Engine) -> None:
         # consumers before producers keeps same-cycle hand-offs in pipeline order
         for comp in self.channels + self.muxes + self.slices + [self.up, self.down]:
@@ -141,7 +149,7 @@ class MemorySystem:
         def total(rows, key):
             return sum(r.get(key, 0) for r in rows)
 
-        return {
+        out = {
             "l2_accesses": total(l2, "accesses"), "l2_hits": total(l2, "hits"),
             "dram_reads": total(dr, "reads"), "dram_writes": total(dr, "writes"),
             "dram_row_hits": total(dr, "row_hits"), "dram_row_misses": total(dr, "row_misses") +
@@ -151,6 +159,10 @@ class MemorySystem:
             "l2_busy_cycles": total(l2, "busy_cycles"),
             "l2_slices": l2, "dram_channels": dr,
         }
+        if self.far_latency:   # only with near/far halves, so other configurations' records are unchanged
+            out["l2_far_requests"] = sum(s.far_requests for s in self.slices)
+            out["l2_replica_hits"] = sum(s.replica_hits for s in self.slices)
+        return out
 
 
 def _gpgpusim_policy_letters(c2) -> str:

@@ -30,6 +30,14 @@ DRAM round trip (from the `to_dram` push to the `from_dram` reply becoming visib
 + 1 cycles after acceptance (filled in one cycle, replied in the next). Replies are
 the request objects themselves with `is_reply=True` (as GPGPU-Sim's mf->set_reply());
 the requester's token is untouched.
+
+Near/far halves (`far_latency` > 0; Hopper's and Ampere's L2 is two partitions, each
+wired to half of the SMs): a request from an SM of the other half waits `far_latency`
+more cycles in a FIFO of its own before the lookup (the crossing, both ways). Its read
+reply leaves a copy of the sectors in the requester's half; later reads from that half
+which the copy covers pay only `hit_latency` and are served from it without this
+slice's array. A write or atomic (performed here, at the line's home) or a host copy
+drops the copy.
 """
 
 from __future__ import annotations
@@ -105,7 +113,8 @@ class L2Slice(Component):
                  line_bytes: int = 128, sector_bytes: int | None = 32, mshr_entries: int = 256,
                  mshr_max_merge: int = 4, hit_latency: int = 120, policy: str | CachePolicy = "L:B:m:L:L",
                  miss_queue_entries: int = 4, data_port_bytes: int = 32, rop_entries: int | None = None,
-                 write_ack: bool = True, set_index_addr: Callable[[int], int] | None = None) -> None:
+                 write_ack: bool = True, set_index_addr: Callable[[int], int] | None = None,
+                 side: int = -1, sm_sides: list[int] | None = None, far_latency: int = 0) -> None:
         super().__init__(domain)
         self.name = f"l2[{slice_id}]"
         self.slice_id = slice_id
@@ -115,6 +124,11 @@ class L2Slice(Component):
                              f"{pol.write_policy}/{pol.allocation} (GPGPU-Sim forbids write-back with on-fill)")
         if hit_latency < 1:
             raise ValueError(f"L2 slice {slice_id}: hit_latency must be >= 1 L2 cycle, not {hit_latency}")
+        if far_latency < 0:
+            raise ValueError(f"L2 slice {slice_id}: far_latency must be >= 0, not {far_latency}")
+        if far_latency and (side not in (0, 1) or not sm_sides):
+            raise ValueError(f"L2 slice {slice_id}: far_latency needs the slice's half (side 0 or 1, not {side}) "
+                             f"and every SM's half (sm_sides)")
         if rop_entries is not None and rop_entries < 1:
             raise ValueError(f"L2 slice {slice_id}: rop_entries must be >= 1, not {rop_entries}")
         # a read miss queues a read + a dirty-victim writeback; a write up to write + fetch + writeback
@@ -139,6 +153,22 @@ class L2Slice(Component):
         self.stats = L2Stats(cache=self.cache.stats, mshr=self.mshr.stats)
         self._rop: deque[tuple[int, MemRequest]] = deque()   # (ready cycle, request)
         self._rop_cap = hit_latency if rop_entries is None else rop_entries
+        # Near/far halves (l2.far_latency > 0): a request from an SM wired to the other half
+        # crosses to this slice and back, so it waits far_latency more in its own FIFO (a
+        # near request is not held behind it); its reply leaves a copy of the sectors in the
+        # requester's half, which serves that half's later reads at the near latency until a
+        # write or atomic to the line invalidates it (see NearFarL2 in docs/memory.md).
+        self.side = side
+        self.far_latency = far_latency
+        self._split = far_latency > 0
+        self._sm_sides: list[int] = list(sm_sides) if sm_sides else []
+        self._rop_far: deque[tuple[int, MemRequest]] = deque()
+        if self._split and rop_entries is None:
+            self._rop_cap = hit_latency + far_latency
+        self._replica: dict[int, int] = {}      # line → sectors copied into the other half (LRU order)
+        self._replica_cap = size_bytes // line_bytes
+        self.far_requests = 0      # requests that paid the crossing
+        self.replica_hits = 0      # far-side reads served by the copy in their own half
         self._missq: deque[MemRequest] = deque()
         self._missq_cap = miss_queue_entries
         self._resp: deque[MemRequest] = deque()              # fill-released replies
@@ -151,7 +181,7 @@ class L2Slice(Component):
 
     # -- engine interface -------------------------------------------------------------
     def busy(self) -> bool:
-        return bool(self._rop or self._resp or self._missq or len(self.mshr)
+        return bool(self._rop or self._rop_far or self._resp or self._missq or len(self.mshr)
                     or len(self.from_icnt) or len(self.from_dram))
 
     def skipped(self, first: int, last: int) -> None:
@@ -180,23 +210,31 @@ class L2Slice(Component):
                 self._fill(fd.pop(), cycle)
                 progress = True
         rop = self._rop
-        if rop and rop[0][0] <= cycle and cycle >= self._port_free and self._lookup(rop[0][1], cycle, now):
-            rop.popleft()
+        far = self._rop_far
+        lane = rop
+        if far and (not rop or far[0][0] < rop[0][0]):
+            lane = far          # the two FIFOs meet at the tag lookup, earliest due first
+        if lane and lane[0][0] <= cycle and cycle >= self._port_free and self._lookup(lane[0][1], cycle, now):
+            lane.popleft()
             progress = True
-        if len(rop) < self._rop_cap:
+        if len(rop) + len(far) < self._rop_cap:
             fi = self.from_icnt
             if fi.ready(now):
-                due = cycle + self.hit_latency
                 req = fi.pop()
                 req.t_l2 = now  # (the memory-latency statistic: GPGPU-Sim's averagemflatency)
-                rop.append((due, req))
+                if self._split and self._crosses(req):
+                    due = cycle + self.hit_latency + self.far_latency
+                    far.append((due, req))
+                else:
+                    due = cycle + self.hit_latency
+                    rop.append((due, req))
                 self._wake_at(due)
                 progress = True
         missq = self._missq
         if missq and self.to_dram.can_push():
             self.to_dram.push(missq.popleft(), now)
             progress = True
-        if rop or resp or missq or self._mshr_lines:
+        if rop or far or resp or missq or self._mshr_lines:
             self._occupied = True
             self.stats.occupied_cycles += 1
         else:
@@ -212,7 +250,9 @@ class L2Slice(Component):
         # tick that would follow every burst of work.
         if rop and rop[0][0] <= cycle + 1:
             return True
-        if len(rop) < self._rop_cap and self.from_icnt.ready(now):
+        if far and far[0][0] <= cycle + 1:
+            return True
+        if len(rop) + len(far) < self._rop_cap and self.from_icnt.ready(now):
             return True
         return self.from_dram.ready(now)
 
@@ -224,7 +264,7 @@ class L2Slice(Component):
 
     def debug_state(self) -> dict:
         """Occupancy snapshot for deadlock reports."""
-        return {"rop": len(self._rop), "mshr": len(self.mshr), "miss_queue": len(self._missq),
+        return {"rop": len(self._rop) + len(self._rop_far), "mshr": len(self.mshr), "miss_queue": len(self._missq),
                 "fill_replies": len(self._resp), "lines": len(self.cache), "stall": self._stall or None,
                 "from_icnt": len(self.from_icnt), "from_dram": len(self.from_dram)}
 
@@ -259,6 +299,8 @@ class L2Slice(Component):
             if req.kind == ATOMIC:
                 cache.mark_dirty(addr, req.sector_mask)
                 st.data_writes += req.n_sectors
+            elif self._split and req.kind == READ and self._far_side(req):
+                self._replicate(addr, cache.widen(req.sector_mask or cache.full_mask))
             req.is_reply = True
             resp.append(req)
         k = self._port_cycles(n * SECTOR_BYTES)
@@ -279,12 +321,24 @@ class L2Slice(Component):
         mshr = self.mshr
         st = self.stats
         moved = 0
+        far_read = self._split and req.kind == READ and self._far_side(req)
+        if far_read and (have := self._replica.get(addr, 0)) and not mask & ~have:
+            # the copy in the requester's half serves it; this slice's array is not read
+            self._replicate(addr, have)
+            self.replica_hits += 1
+            n = popcount(mask)
+            self._reply(req, now)
+            self._count_kind(READ)
+            self._use_port(cycle, n * SECTOR_BYTES)
+            return True
         if cache.access_if_hit(addr, mask):   # probe() == HIT, and access() done
             n = popcount(mask)
             st.data_reads += n
             if req.kind == ATOMIC:
                 cache.mark_dirty(addr, mask)
                 st.data_writes += n
+            elif far_read:
+                self._replicate(addr, mask)
             self._reply(req, now)
             moved = n * SECTOR_BYTES
         elif (status := cache.probe(addr, mask, check_alloc=False)) == HIT_RESERVED:
@@ -323,6 +377,8 @@ class L2Slice(Component):
             mshr.allocate(addr, req, res.missing)
             self._dram(READ, addr, res.missing, now)
             moved = self._writeback(res.evicted, now)
+        if self._split and req.kind == ATOMIC:
+            self._replica.pop(addr, None)    # performed here, at the line's home: the other half's copy is stale
         self._count_kind(req.kind)
         self._use_port(cycle, moved)
         return True
@@ -371,6 +427,8 @@ class L2Slice(Component):
                 self._dram(READ, addr, missing, now)
         if act.send:
             self._dram(WRITE, addr, mask, now)
+        if self._split:
+            self._replica.pop(addr, None)    # the write invalidates the other half's copy
         if self.write_ack:
             self._reply(req, now)
             self.stats.write_acks += 1
@@ -379,6 +437,43 @@ class L2Slice(Component):
         return True
 
     # -- helpers ------------------------------------------------------------------------
+    def _far_side(self, req: MemRequest) -> bool:
+        """Whether the requesting SM is wired to the other half of the L2."""
+        src = req.src_sm
+        return 0 <= src < len(self._sm_sides) and self._sm_sides[src] != self.side
+
+    def _crosses(self, req: MemRequest) -> bool:
+        """Whether a request just accepted pays the far latency: it comes from the other
+        half and is not a read its half's copy of the line covers (counted)."""
+        if not self._far_side(req):
+            return False
+        if req.kind == READ:
+            have = self._replica.get(req.addr, 0)
+            if have and not self.cache.widen(req.sector_mask or self.cache.full_mask) & ~have:
+                return False
+        self.far_requests += 1
+        return True
+
+    def _replicate(self, addr: int, mask: int) -> None:
+        """The other half now holds (also) these sectors of the line; least recently used
+        copies give way once the other half holds as many lines as this slice."""
+        rep = self._replica
+        have = rep.pop(addr, 0)
+        if not have and len(rep) >= self._replica_cap:
+            del rep[next(iter(rep))]
+        rep[addr] = have | mask
+
+    def host_fill(self, addr: int) -> None:
+        """A host-to-device copy leaves the line valid here (l2.memcpy_fills); a copy of it
+        the other half held is stale."""
+        self.cache.fill(addr)
+        if self._split:
+            self._replica.pop(addr, None)
+
+    def replica_lines(self) -> int:
+        """Lines of this slice the other half holds a copy of."""
+        return len(self._replica)
+
     def _count_kind(self, kind: str) -> None:
         st = self.stats
         if kind == READ:

@@ -66,11 +66,28 @@ def _shortfalls(v: dict) -> list[str]:
         "derived from the calibrated latencies, not fitted): " + _errors(v, "kmeans_accumulate", "histo_cta")
         + " (-76.5% and -35.4% before). The round's length is not measured on the card; its ATOMS.CAST may "
         "take longer than a load.",
-        "- **Not modelled:** the L2's near/far partitions (one hit latency between the measured 275 and 358 "
-        "cycles: each partition caches for the SMs wired to it, so a footprint past one partition's half is "
-        "served from the far one), the per-kernel L1/shared carveout (L1 fixed at 224 KB), the sub-core's "
+        "- **L2 near/far halves: modelled.** `l2.far_latency`: an SM's read of a line whose home slice is in "
+        "the other half of the L2 pays the crossing (457 cycles load to use against 261 near) and leaves a copy "
+        "in the reader's half that serves its later reads at the near latency until a write or atomic drops it "
+        "(timing/l2.py). Calibrated on pointer_chase.32MB (" + _figure(v, "pointer_chase.32MB") + "; first "
+        "touches, about half of them far) with the near:far ratio published for Ampere (1.75, no Hopper figure "
+        "is public). pointer_chase.256KB (" + _figure(v, "pointer_chase.256KB") + ") is not fitted: its second "
+        "lap partly hits the card's L1, which grows to 256 KB for a kernel without shared memory, while "
+        "tlpsim's 224 KB LRU L1 misses every line of it. First-touch L2 reads now average what that chase "
+        "measures (about 359 cycles) where one latency gave 309, so launches that were already slower than the "
+        "card come out slower still; nothing per kernel offsets it. The bandwidth of the link between the "
+        "halves is not modelled (no public figure).",
+        "- **Not modelled:** the per-kernel L1/shared carveout (L1 fixed at 224 KB), the sub-core's "
         "8-lane LD/ST units (smem_stride.tput at strides 1-2), the extra FMA issue cost warp 0 sees at 8 warps "
         "(dep_chain.fma.256)."]
+
+
+def _figure(v: dict, fid: str) -> str:
+    """'GPU x, tlpsim y (±z%)' of one microbenchmark figure, or 'not run'."""
+    for f in v.get("figures", []):
+        if f["id"] == fid and f.get("tlpsim") is not None:
+            return f"GPU {f['gpu']:.1f}, tlpsim {f['tlpsim']:.1f} cycles, {_pct(f['rel_err'])}"
+    return "not run"
 
 
 def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> str:
