@@ -200,6 +200,10 @@ class L2Config(CacheConfig):
                                    unit="bytes", ge=4, le=4096)
     memcpy_fills: bool = field(True, "host-to-device copies leave their data in the L2, as GPGPU-Sim's "
                                      "gpgpu_perf_sim_memcpy does")
+    sector_lookups: bool = field(False, "a sectored slice looks up each sector of a request in its own cycle, "
+                                        "whether it hits or not, as GPGPU-Sim splits a line request into "
+                                        "sector requests (memory_sub_partition::breakdown_request_to_sector_"
+                                        "requests); off: a miss or pending hit takes one cycle")
 
     def problems(self) -> list[str]:
         # per-slice geometry is checked by GPUConfig, which knows the slice count
