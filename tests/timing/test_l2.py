@@ -294,6 +294,50 @@ def test_data_port_width_spaces_lookups():
         assert l2.stats.busy_cycles == gap + 1
 
 
+@pytest.mark.parametrize("port", [0, 32, 128])
+def test_sector_lookups_take_a_cycle_per_sector_whatever_the_outcome(port):
+    """GPGPU-Sim splits a line request into sector requests, each looked up in its own
+    cycle: a 4-sector miss or pending hit holds the slice 4 cycles (1 without
+    sector_lookups) and a 4-sector hit 4 cycles even on a port 128 bytes wide."""
+    L = 10
+    for first, warm_first, off, on in (("miss", False, 1, 4), ("hit", True, max(1, 128 // port) if port else 1, 4)):
+        for sector_lookups, gap in ((False, off), (True, on)):
+            sched = [(0, req(READ, 0, 0b1111, first)), (1, req(READ, 1, 0b0001, "next"))]
+            eng, sm, l2, _ = build(sched, hit_latency=L, data_port_bytes=port, sector_lookups=sector_lookups)
+            if warm_first:
+                warm(l2, 0)
+            warm(l2, 1)
+            run(eng)
+            # "next" is at the ROP exit a cycle after the first lookup and waits for the slice
+            assert sm.latency("next") == L + 2 + gap - 1, (first, sector_lookups)
+            assert l2.stats.busy_cycles == gap + 1
+
+
+def test_sector_lookups_charge_a_dirty_victim_once_and_no_write_data_on_a_miss():
+    """A 1-sector write that allocates over a victim with 2 dirty sectors holds the port
+    for the victim's 2 sectors (GPGPU-Sim's use_data_port on a write miss), not 3; a
+    4-sector read miss over a 2-sector dirty victim takes 2 + 3 cycles."""
+    L, D = 10, 20
+    for kind, mask, off, on in ((WRITE, 0b0001, 3, 2), (READ, 0b1111, 2, 5)):
+        for sector_lookups, gap in ((False, off), (True, on)):
+            sched = [(0, req(kind, 2, mask, "x")), (1, req(READ, 3, 0b0001, "next"))]
+            eng, sm, l2, _ = build(sched, size_bytes=4 * LINE, assoc=2, hit_latency=L, dram_delay=D,
+                                   data_port_bytes=32, sector_lookups=sector_lookups)
+            l2.cache.access(0, 0b0011)          # line 0: 2 dirty sectors, least recently used of set 0
+            l2.cache.fill(0, 0b0011)
+            l2.cache.write(0, 0b0011, True)
+            warm(l2, 4)                         # set 0 is full, line 0 its LRU victim
+            warm(l2, 3)                         # "next" hits (set 1)
+            run(eng)
+            assert l2.stats.cache.writebacks == 1
+            assert sm.latency("next") == L + 2 + gap - 1, (kind, sector_lookups)
+
+
+def test_sector_lookups_need_a_sectored_slice():
+    _, _, l2, _ = build([], sector_bytes=None, sector_lookups=True)
+    assert not l2.sector_lookups
+
+
 def test_reply_backpressure_stalls_lookups():
     L = 10
     sched = [(i, req(READ, i, 0b0001, i)) for i in range(3)]

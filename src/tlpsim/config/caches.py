@@ -205,6 +205,10 @@ class L2Config(CacheConfig):
                                 "in the requester's half that later reads from that half hit at hit_latency "
                                 "(Ampere/Hopper's two L2 partitions; memory channels 0..n/2-1 are half 0, SM i "
                                 "is on half i mod 2); 0 = one uniform L2", unit="L2 cycles", ge=0, le=100000)
+    sector_lookups: bool = field(False, "a sectored slice looks up each sector of a request in its own cycle, "
+                                        "whether it hits or not, as GPGPU-Sim splits a line request into "
+                                        "sector requests (memory_sub_partition::breakdown_request_to_sector_"
+                                        "requests); off: a miss or pending hit takes one cycle")
 
     def problems(self) -> list[str]:
         # per-slice geometry is checked by GPUConfig, which knows the slice count

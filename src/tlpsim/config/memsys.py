@@ -34,6 +34,10 @@ class InterconnectConfig(Section):
                                          "(gpgpu_n_cluster_ejection_buffer_size)", unit="flits", ge=1, le=65536)
     latency: int = field(2, "router pipeline latency per traversal (routing_delay + vc_alloc_delay + "
                             "sw_alloc_delay)", unit="icnt cycles", ge=0, le=10000)
+    ejection_cycles: int = field(0, "cycles a reply spends in the SM cluster's response FIFO after leaving the "
+                                    "network, before the SM takes it (GPGPU-Sim's simt_core_cluster::icnt_cycle "
+                                    "hands the FIFO's head to the core the cycle after it popped it: 1)",
+                                 unit="core cycles", ge=0, le=1000)
     subnets: Literal[1, 2] = field(2, "1 = requests and replies share a network, 2 = separate networks")
     num_vcs: int = field(1, "virtual channels per port", unit="VCs", ge=1, le=64)
     internal_speedup: float = field(2.0, "crossbar internal speed-up over the port rate", gt=0, le=16)

@@ -171,6 +171,11 @@ class Pipelines(Section):
                                     "dispatch_delay + writeback_delay + 2 cycles later when its operands are read "
                                     "in one cycle (GPGPU-Sim: latency + 6)",
                                  unit="core cycles", ge=0, le=64)
+    ldst_writeback_register: bool = field(False, "the LD/ST unit writes shared-memory results and the loads an "
+                                                 "L1 fill (or a bypassing or atomic reply) completes through one "
+                                                 "writeback register, one a cycle, two cycles after the fill "
+                                                 "(GPGPU-Sim's m_next_wb, ldst_unit::writeback); off: a reply's "
+                                                 "data is written the cycle after it arrives, unserialised")
 
     def problems(self) -> list[str]:
         out = []

@@ -81,7 +81,9 @@ class MemorySystem:
         self.amap = AddressMap.from_gpgpusim(d.address_mapping, d.n_partitions, self.per_part)
         fb = ic.flit_bytes
         self.sm_out = [FlitQueue(f"sm{k}.out", ic.input_buffer_flits, fb) for k in range(n_sms)]
-        self.sm_in = [FlitQueue(f"sm{k}.in", ic.output_buffer_flits, fb) for k in range(n_sms)]
+        # a reply waits ejection_cycles in the SM cluster's response FIFO after leaving the network
+        self.sm_in = [FlitQueue(f"sm{k}.in", ic.output_buffer_flits, fb, delay=1 + ic.ejection_cycles)
+                      for k in range(n_sms)]
         self.l2_in = [FlitQueue(f"l2{k}.in", ic.output_buffer_flits, fb) for k in range(n_slices)]
         self.l2_out = [FlitQueue(f"l2{k}.out", ic.input_buffer_flits, fb) for k in range(n_slices)]
         arb = {"islip": "islip", "round_robin": "rr", "random": "random"}[ic.arbiter]
@@ -116,7 +118,7 @@ class MemorySystem:
                     mshr_max_merge=c2.mshr_max_merge, hit_latency=c2.hit_latency, policy=policy,
                     miss_queue_entries=max(c2.miss_queue_entries, 4), data_port_bytes=c2.data_port_bytes,
                     set_index_addr=local, side=self.side_of_partition(p) if c2.far_latency else -1,
-                    sm_sides=sm_sides, far_latency=c2.far_latency))
+                    sm_sides=sm_sides, far_latency=c2.far_latency, sector_lookups=c2.sector_lookups))
             ch_in = TimedQueue(f"dram{p}.in", d.queue_size)
             ch_out = TimedQueue(f"dram{p}.out", d.return_queue_size)
             self.muxes.append(SliceMux(dram, f"mux{p}", to_dram, from_dram, ch_in, ch_out,
@@ -255,7 +257,8 @@ def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem, plugin
                                       cas_round_cycles=s.shared_atomic_cas_round_cycles,
                                       l1_pipeline=cfg.l1d.hit_latency if cfg.l1d.enabled else 0,
                                       l1_miss_queue=cfg.l1d.miss_queue_entries,
-                                      queue_entries=ldst_queue_entries(s)),
+                                      queue_entries=ldst_queue_entries(s),
+                                      wb_register=s.pipelines.ldst_writeback_register),
                     l1d, l1c, mem.sm_out[sm_id], mem.sm_in[sm_id],
                     mem.amap.partition_of)  # the compiled method itself: called per request
     ldst.bypass_global = cfg.l1d.enabled and cfg.l1d.bypass_global

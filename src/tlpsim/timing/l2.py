@@ -114,7 +114,8 @@ class L2Slice(Component):
                  mshr_max_merge: int = 4, hit_latency: int = 120, policy: str | CachePolicy = "L:B:m:L:L",
                  miss_queue_entries: int = 4, data_port_bytes: int = 32, rop_entries: int | None = None,
                  write_ack: bool = True, set_index_addr: Callable[[int], int] | None = None,
-                 side: int = -1, sm_sides: list[int] | None = None, far_latency: int = 0) -> None:
+                 side: int = -1, sm_sides: list[int] | None = None, far_latency: int = 0,
+                 sector_lookups: bool = False) -> None:
         super().__init__(domain)
         self.name = f"l2[{slice_id}]"
         self.slice_id = slice_id
@@ -142,6 +143,11 @@ class L2Slice(Component):
         self.mshr = MSHR(mshr_entries, mshr_max_merge)
         self.hit_latency = hit_latency
         self.data_port_bytes = data_port_bytes
+        # GPGPU-Sim's sectored L2 splits a request into one request per sector
+        # (memory_sub_partition::breakdown_request_to_sector_requests), each taking
+        # its own cycle at the tag array: a lookup then holds the slice one cycle per
+        # sector it touches, however it ends (not only for the sectors a hit reads)
+        self.sector_lookups = sector_lookups and sector_bytes is not None
         self.write_ack = write_ack
         self.from_icnt, self.to_icnt, self.to_dram, self.from_dram = from_icnt, to_icnt, to_dram, from_dram
         for q in (from_icnt, from_dram):
@@ -329,8 +335,9 @@ class L2Slice(Component):
             n = popcount(mask)
             self._reply(req, now)
             self._count_kind(READ)
-            self._use_port(cycle, n * SECTOR_BYTES)
+            self._use_port(cycle, n * SECTOR_BYTES, n, True)
             return True
+        hit = False
         if cache.access_if_hit(addr, mask):   # probe() == HIT, and access() done
             n = popcount(mask)
             st.data_reads += n
@@ -341,6 +348,7 @@ class L2Slice(Component):
                 self._replicate(addr, mask)
             self._reply(req, now)
             moved = n * SECTOR_BYTES
+            hit = True
         elif (status := cache.probe(addr, mask, check_alloc=False)) == HIT_RESERVED:
             if not mshr.can_merge(addr):
                 self._stall = "res_fail_merge"
@@ -380,7 +388,7 @@ class L2Slice(Component):
         if self._split and req.kind == ATOMIC:
             self._replica.pop(addr, None)    # performed here, at the line's home: the other half's copy is stale
         self._count_kind(req.kind)
-        self._use_port(cycle, moved)
+        self._use_port(cycle, moved, popcount(mask), hit)
         return True
 
     def _write(self, req: MemRequest, mask: int, cycle: int, now: int) -> bool:
@@ -416,7 +424,8 @@ class L2Slice(Component):
             cache.write(addr, mask, act.dirty)
             n = popcount(mask)
             self.stats.data_writes += n
-            moved += n * SECTOR_BYTES
+            if not self.sector_lookups or status == HIT:
+                moved += n * SECTOR_BYTES
         if fetch:
             missing = cache.reserve(addr, cache.full_mask)
             if missing:
@@ -433,7 +442,7 @@ class L2Slice(Component):
             self._reply(req, now)
             self.stats.write_acks += 1
         self._count_kind(WRITE)
-        self._use_port(cycle, moved)
+        self._use_port(cycle, moved, popcount(mask), status == HIT)
         return True
 
     # -- helpers ------------------------------------------------------------------------
@@ -483,8 +492,15 @@ class L2Slice(Component):
         else:
             st.atomics += 1
 
-    def _use_port(self, cycle: int, nbytes: int) -> None:
+    def _use_port(self, cycle: int, nbytes: int, sectors: int = 1, hit: bool = False) -> None:
+        """Hold the data port for `nbytes`. With `sector_lookups` each of the request's
+        `sectors` is its own access, a cycle at least: a hit's sectors each read (or
+        write) their data; of a miss's or pending hit's only the first moves anything
+        (a dirty victim: GPGPU-Sim's use_data_port charges a miss for its writeback
+        alone, a write miss not for its data), the others take a cycle each."""
         k = self._port_cycles(nbytes)
+        if self.sector_lookups and sectors > 1:
+            k = max(k, sectors) if hit else k + sectors - 1
         self.stats.busy_cycles += k
         self._port_free = cycle + k
         if k > 1:

@@ -43,7 +43,9 @@ _KPARAM: Final[int] = SPACE_CODES["kparam"]
 # A shared load leaves GPGPU-Sim's smem pipeline into the LD/ST unit's writeback
 # register (m_next_wb) one cycle, and writes the register file from it the next
 # (ldst_unit::writeback); an L1D hit releases its registers at the end of the L1
-# latency queue instead, without these two stages.
+# latency queue instead, without these two stages. With `wb_register` a fill's
+# requests take the same two stages (the L1D's MSHR marks them ready in the fill
+# cycle; m_next_wb takes one the next cycle and writes it the cycle after).
 SMEM_WRITEBACK_STAGES: Final[int] = 2
 
 
@@ -60,6 +62,10 @@ class LdstParams:
     # tag lookup; misses and write-throughs then wait in its miss queue for the interconnect
     l1_pipeline: int = 0
     l1_miss_queue: int = 8
+    # one writeback register for shared-memory results and the requests fills (and
+    # bypassing or atomic replies) release, one a cycle (GPGPU-Sim's m_next_wb;
+    # sm.pipelines.ldst_writeback_register); off: a reply's data is written the cycle after it arrives
+    wb_register: bool = False
 
 
 class _Instr:
@@ -131,6 +137,7 @@ class LdstUnit:
         self._refused: _Instr | None = None
         self._refused_at: tuple[int, int, int] = (-1, -1, -1)
         self._refused_why = ""
+        self._wb_booked: set[int] = set()   # cycles the writeback register is taken (wb_register)
 
     # ------------------------------------------------------------ interface to the SM
 
@@ -256,8 +263,8 @@ class LdstUnit:
                 self.sm.complete(warp, si, start + waves - p.smem_wave_cycles + rounds * p.cas_round_cycles,
                                  True, pos)
             elif dst:  # after the bank cycles, the smem pipeline and the unit's writeback stages
-                self.sm.complete(warp, si, start + p.smem_latency + waves - p.smem_wave_cycles
-                                 + SMEM_WRITEBACK_STAGES, True, pos)
+                t = start + p.smem_latency + waves - p.smem_wave_cycles + SMEM_WRITEBACK_STAGES
+                self.sm.complete(warp, si, self._book_wb(t, now) if p.wb_register else t, True, pos)
             self._done_one(warp, now)
             return None
         accesses = rows.accesses(row)
@@ -430,9 +437,24 @@ class LdstUnit:
 
     def _arrived(self, ins: _Instr, now: int) -> None:
         ins.outstanding -= 1
-        if now + 1 > ins.ready:
-            ins.ready = now + 1
+        # a plug-in's request (no warp) writes no register: it does not take the register
+        t = (self._book_wb(now + SMEM_WRITEBACK_STAGES, now) if self.p.wb_register and ins.warp is not None
+             else now + 1)
+        if t > ins.ready:
+            ins.ready = t
         self._settle(ins, now)
+
+    def _book_wb(self, t: int, now: int) -> int:
+        """The cycle a result due at `t` is written through the unit's writeback
+        register: the first cycle from `t` on that no other result holds it (GPGPU-Sim's
+        m_next_wb takes one result a cycle, shared memory's and the L1's alike)."""
+        booked = self._wb_booked
+        while t in booked:
+            t += 1
+        booked.add(t)
+        if len(booked) > 64:  # forget the cycles already past
+            self._wb_booked = {c for c in booked if c >= now}
+        return t
 
     def _settle(self, ins: _Instr, now: int) -> None:
         """Finish an instruction that has issued every access and has none outstanding."""
