@@ -19,7 +19,8 @@ Per L2 cycle, in this order (one request per stage per cycle):
    `m_L2_icnt_queue->full()` before any access), a free way, an MSHR entry or merge
    slot and room in the miss queue; otherwise it stalls and the reason is counted
    every stalled cycle. The data port is then busy for the bytes the lookup moved
-   (hit or write data, dirty victim) / `data_port_bytes` cycles.
+   (hit or write data, dirty victim) / `data_port_bytes` cycles; with `sector_lookups`
+   (GPGPU-Sim's sector requests) at least a cycle per sector the request touches.
 4. accept — one request from the interconnect enters the ROP pipeline.
 5. miss queue → DRAM: one request a cycle into `to_dram`.
 

@@ -15,7 +15,9 @@ ahead of waiting warp instructions, and reserve shared-memory bank cycles
 latency; a miss takes an MSHR (or merges into one) and sends a request; a refused
 access (MSHR or queue full) is retried next cycle — a reservation failure, which
 stalls the unit. The instruction's destination registers are written back when
-its last access has its data.
+its last access has its data; with `wb_register` every result leaving the unit (a
+shared load's, each request a fill or reply completes) takes its one writeback
+register, one a cycle.
 """
 
 from __future__ import annotations
