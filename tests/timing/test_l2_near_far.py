@@ -153,3 +153,13 @@ def test_memory_system_wiring(name):
         # other presets: uniform slices and the same counters as before the mechanism
         assert all(s.far_latency == 0 and s.side == -1 for s in mem.slices)
         assert "l2_far_requests" not in counters and "l2_replica_hits" not in counters
+
+
+def test_one_sm_sits_in_half_zero():
+    # a one-SM h200 (the usual way to study one SM) keeps the split: half the channels are far from it
+    from tlpsim.session import build_gpu
+
+    cfg = load_config("h200", {"gpu.n_sms": 1})
+    mem = build_gpu(cfg).mem
+    assert all(s._sm_sides == [0] for s in mem.slices)
+    assert sorted({s.side for s in mem.slices}) == [0, 1]

@@ -96,10 +96,10 @@ class GPUConfig(BaseModel):
             out.append(f"gpu.max_ctas_per_sm ({cap}) exceeds sm.max_ctas ({self.sm.max_ctas}); the cap can only "
                        f"lower the CTA count (raise sm.max_ctas to model a bigger SM)")
         out += self.l2.slice_problems(self.n_l2_slices)
-        if self.l2.far_latency and (self.dram.n_partitions % 2 or self.gpu.n_sms < 2):
+        # one SM is allowed: it sits in half 0 and half the channels are far from it
+        if self.l2.far_latency and self.dram.n_partitions % 2:
             out.append(f"l2.far_latency ({self.l2.far_latency}) splits the L2 into two halves of the memory "
-                       f"channels and SMs: it needs an even dram.n_partitions (not {self.dram.n_partitions}) and "
-                       f"at least 2 SMs (gpu.n_sms = {self.gpu.n_sms})")
+                       f"channels: it needs an even dram.n_partitions (not {self.dram.n_partitions})")
         out += self._address_mapping_problems()
         if self.dram.banks % self.l2.slices_per_partition:
             out.append(f"dram.banks ({self.dram.banks}) must be a multiple of l2.slices_per_partition "
