@@ -184,29 +184,13 @@ class IssueStage:
         if self.stalled and self.stall_from[s] <= now < self.stall_until[s]:
             self.sm.note_stall("issue_stalled")  # a plug-in's stall_issue
             return False
-        warps = self.slots.warps
-        unit_next = self.units.next_by_id[s]
         ldst_ok = self.ldst.can_accept()
         if not ldst_ok and self.ready[s].mem == rs:
             self.sm.note_stall("unit_busy")  # every ready warp waits for the LD/ST unit
             return False
         if self.gto[s]:
             return self._issue_gto(s, rs, now, ldst_ok)
-        cands: list[Any] = []
-        m = rs
-        while m:
-            low = m & -m
-            m ^= low
-            w = cast("Warp", warps[low.bit_length() - 1])  # ready warps are resident
-            si = cast(StaticInstr, w.si)  # and know their next instruction
-            k = si.kind
-            if k == K_MEM:
-                if not ldst_ok:
-                    continue
-            elif k != K_BAR and k != K_EXIT:
-                if unit_next[si.unit_id][0] > now:
-                    continue
-            cands.append(w.view)
+        cands = self._candidates(s, rs, now, ldst_ok)
         if not cands:
             self.sm.note_stall("unit_busy")
             return False
@@ -229,6 +213,28 @@ class IssueStage:
                 if self.try_issue(v, policy, now, False):
                     return True
         return False
+
+    def _candidates(self, s: int, rs: int, now: int, ldst_ok: bool) -> list[Any]:
+        """Views of the ready warps (mask `rs`, slot order) whose next instruction's
+        pipeline can take it this cycle."""
+        warps = self.slots.warps
+        unit_next = self.units.next_by_id[s]
+        cands: list[Any] = []
+        m = rs
+        while m:
+            low = m & -m
+            m ^= low
+            w = cast("Warp", warps[low.bit_length() - 1])  # ready warps are resident
+            si = cast(StaticInstr, w.si)  # and know their next instruction
+            k = si.kind
+            if k == K_MEM:
+                if not ldst_ok:
+                    continue
+            elif k != K_BAR and k != K_EXIT:
+                if unit_next[si.unit_id][0] > now:
+                    continue
+            cands.append(w.view)
+        return cands
 
     def _issue_gto(self, s: int, rs: int, now: int, ldst_ok: bool) -> bool:
         """`issue` for a scheduler whose policy is exactly greedy-then-oldest: its choice
@@ -263,21 +269,7 @@ class IssueStage:
             return True
         if n == 1:
             return False
-        cands: list[Any] = []
-        m = rs
-        while m:
-            low = m & -m
-            m ^= low
-            w = cast("Warp", warps[low.bit_length() - 1])
-            si = cast(StaticInstr, w.si)
-            k = si.kind
-            if k == K_MEM:
-                if not ldst_ok:
-                    continue
-            elif k != K_BAR and k != K_EXIT:
-                if unit_next[si.unit_id][0] > now:
-                    continue
-            cands.append(w.view)
+        cands = self._candidates(s, rs, now, ldst_ok)
         first = best.view
         for v in policy.order(cands, now):
             if v is not first and self.try_issue(v, policy, now, False):
