@@ -14,6 +14,7 @@ them): neither of those imports it.
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 from dataclasses import dataclass, field
@@ -40,7 +41,7 @@ from tlpsim.functional.memory import DeviceMemory
 from tlpsim.functional.replay import apply_diff, launch_key, memory_diff, open_trace_cache
 from tlpsim.functional.runaway import check_limit, env_factor, env_time_limit, launch_limits
 from tlpsim.trace.format import Trace
-from tlpsim.trace.spill import TraceFile, TraceWriter, chunk_rows, device_rows, memory_rows
+from tlpsim.trace.spill import TraceFile, TraceWriter, chunk_rows, device_rows, memory_rows, spill_dir
 
 DEFAULT_BUDGET = "auto"  # per launch: budget_factor x static instructions x warps (functional.runaway)
 
@@ -286,12 +287,22 @@ class Device:
             limits = launch_limits(len(ck.fn.instructions), _n_warps(grid, block), self.budget, self.budget_factor,
                                    self.time_limit)
             coop = cooperative_launch(self.memory, kernel.name, grid, block) if cooperative else None
-            outcome = run_launch(ck, self.memory, grid, block, params, shared_mem, trace=self.trace,
-                                 chunk_threads=coop.chunk_threads if coop else self.chunk_threads,
-                                 value_classes=self.value_classes, limits=limits,
-                                 constants=coop.constants if coop else None, oob_reads=self.oob_reads,
-                                 writer=writer or TraceWriter(chunk_rows=chunk_rows(), memory_rows=in_memory),
-                                 key=key, extra=extra)
+            writer = writer or TraceWriter(chunk_rows=chunk_rows(), memory_rows=in_memory)
+            try:
+                outcome = run_launch(ck, self.memory, grid, block, params, shared_mem, trace=self.trace,
+                                     chunk_threads=coop.chunk_threads if coop else self.chunk_threads,
+                                     value_classes=self.value_classes, limits=limits,
+                                     constants=coop.constants if coop else None, oob_reads=self.oob_reads,
+                                     writer=writer, key=key, extra=extra)
+            except OSError as exc:
+                if exc.errno != errno.ENOSPC:
+                    raise
+                where = writer.path.parent if writer.path is not None else spill_dir()
+                raise TlpsimError(
+                    f"kernel {shown}: no space left on the disk of {where} for this launch's trace "
+                    f"({len(self.launches)} launches of this run finished before it). Point TLPSIM_CACHE_DIR "
+                    "(trace cache) or TLPSIM_SPILL_DIR (uncached traces) at a larger disk, or lower "
+                    "TLPSIM_TRACE_CACHE_MAX / raise TLPSIM_TRACE_CACHE_RESERVE (docs/memory.md)") from exc
         if isinstance(outcome.trace, Trace):
             self._held_rows += outcome.trace.warp_instructions
         rec = LaunchRecord(kernel=qualified_name(kernel.name), mangled=kernel.name, grid=as_dim3(grid, "grid"),
