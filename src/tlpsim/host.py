@@ -110,7 +110,7 @@ class Device:
                  trace_cache: bool | str | None = None, dense: bool = False,
                  poison_dead_registers: bool = False, budget_factor: float | None = None,
                  time_limit: float | None = None, oob_reads: str = "error", toolchain: str | None = None,
-                 dry_run: bool = False, sampling: Any = None) -> None:
+                 dry_run: bool = False, sampling: Any = None, block_schedule: str | None = None) -> None:
         if mode not in ("functional", "timing"):
             raise TlpsimError(f"Device mode must be 'functional' or 'timing', not {mode!r}")
         if dry_run and mode != "functional":
@@ -137,7 +137,10 @@ class Device:
         # the compiler of this device's CUDA source: "cuda13" (nvcc 13.5) or "cuda11" (NVRTC 11.8)
         self.toolchain = toolchain or DEFAULT_TOOLCHAIN
         # the issue order within basic blocks (gpu.block_schedule): "ptx" or "list" (ptxas-like)
-        self.block_schedule = "ptx"
+        if block_schedule not in (None, "ptx", "list"):
+            raise TlpsimError(f"Device block_schedule must be 'ptx' (nvcc's order) or 'list' (list-scheduled "
+                              f"blocks, as ptxas lays them out), not {block_schedule!r}")
+        self.block_schedule = block_schedule or "ptx"
         self.value_classes = value_classes
         # overwrite registers where the analyses say they are dead (soundness check)
         self.poison_dead_registers = poison_dead_registers
@@ -179,7 +182,7 @@ class Device:
             preset_arch = g.cuda11_arch if self.toolchain == "cuda11" else g.arch
             self.arch = arch if arch != "sm_80" else preset_arch
             self.maxrregcount = maxrregcount if maxrregcount is not None else g.maxrregcount
-            self.block_schedule = g.block_schedule
+            self.block_schedule = block_schedule or g.block_schedule
         problem = target_problem(self.toolchain, self.arch)
         if problem:
             raise TlpsimError(f"Device(toolchain={self.toolchain!r}, arch={self.arch!r}): {problem}")

@@ -183,3 +183,18 @@ def test_same_results_other_order(name):
         assert a.trace.thread_instructions == b.trace.thread_instructions
         assert sorted(ops_a) == sorted(ops_b)
         assert list(ops_a) != list(ops_b)
+
+
+def test_device_and_run_keys_take_the_schedule():
+    assert tlpsim.Device().block_schedule == "ptx"
+    assert tlpsim.Device(config="h200").block_schedule == "list"
+    assert tlpsim.Device(config="h200", block_schedule="ptx").block_schedule == "ptx"
+    assert tlpsim.Device(block_schedule="list").block_schedule == "list"
+    with pytest.raises(tlpsim.TlpsimError, match="block_schedule must be 'ptx'.*not 'sass'"):
+        tlpsim.Device(block_schedule="sass")
+    from tlpsim.sweep.job import COMPILE_KEYS, compile_stamp
+
+    assert "gpu.block_schedule" in COMPILE_KEYS  # a functional run takes it too
+    assert compile_stamp("h200", {}, "timing") == {"block_schedule": "list"}
+    assert compile_stamp("h200", {"gpu.block_schedule": "ptx"}, "timing") == {}
+    assert "block_schedule" not in compile_stamp("gtx480", {}, "timing")
