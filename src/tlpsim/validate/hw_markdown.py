@@ -83,6 +83,14 @@ def _shortfalls(v: dict) -> list[str]:
         "measures (about 359 cycles) where one latency gave 309, so launches that were already slower than the "
         "card come out slower still; nothing per kernel offsets it. The bandwidth of the link between the "
         "halves is not modelled (no public figure).",
+        "- **What the rest points to (measured on one SM, not modelled yet).** "
+        + _errors(v, "sgemm_tiled") + ": bound by the LD/ST unit, 128 shared loads per 256 FMAs per warp and "
+        "tile through one SM-wide unit that holds the banks 2 cycles per access "
+        "(`sm.shared_cycles_per_conflict`, calibrated on the conflict chain's latency steps), where the card "
+        "has an LD/ST unit per sub-core; one SM with one CTA takes 31,701 cycles, 25,467 at 1 cycle per access. "
+        + _errors(v, "sgemm_naive") + ": its busiest SM takes 33,119 cycles, 13,747 with an L1 MSHR merge "
+        "limit of 32 instead of 8 (its 16 warps read one line of B at once); the card's limit is not measured. "
+        "Too fast and not explained: " + _errors(v, "raycast", "kmeans_accumulate") + ".",
         "- **Not modelled:** the per-kernel L1/shared carveout (L1 fixed at 224 KB), the sub-core's "
         "8-lane LD/ST units (smem_stride.tput at strides 1-2), the extra FMA issue cost warp 0 sees at 8 warps "
         "(dep_chain.fma.256), the card's taken-branch cost in dep_chain's loop (its SASS, like the list "
