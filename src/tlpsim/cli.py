@@ -205,6 +205,7 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
 
         gpu = load_config(preset, params.overrides).gpu  # only the compile keys may be set here (sweep.job)
         limits.update(gpu.compile_options)
+        limits["block_schedule"] = gpu.block_schedule  # and in the same order within blocks
     try:
         outcome = execute(params, poison_dead=poison_dead, device_options=limits,
                           on_device=lambda dev: RunProgress(dev, f"{workload} ({size})"))

@@ -111,7 +111,7 @@ class Device:
                  trace_cache: bool | str | None = None, dense: bool = False,
                  poison_dead_registers: bool = False, budget_factor: float | None = None,
                  time_limit: float | None = None, oob_reads: str = "error", toolchain: str | None = None,
-                 dry_run: bool = False, sampling: Any = None) -> None:
+                 dry_run: bool = False, sampling: Any = None, block_schedule: str | None = None) -> None:
         if mode not in ("functional", "timing"):
             raise TlpsimError(f"Device mode must be 'functional' or 'timing', not {mode!r}")
         if dry_run and mode != "functional":
@@ -137,6 +137,11 @@ class Device:
         self.maxrregcount = maxrregcount  # e.g. 63 for Fermi-era presets
         # the compiler of this device's CUDA source: "cuda13" (nvcc 13.5) or "cuda11" (NVRTC 11.8)
         self.toolchain = toolchain or DEFAULT_TOOLCHAIN
+        # the issue order within basic blocks (gpu.block_schedule): "ptx" or "list" (ptxas-like)
+        if block_schedule not in (None, "ptx", "list"):
+            raise TlpsimError(f"Device block_schedule must be 'ptx' (nvcc's order) or 'list' (list-scheduled "
+                              f"blocks, as ptxas lays them out), not {block_schedule!r}")
+        self.block_schedule = block_schedule or "ptx"
         self.value_classes = value_classes
         # overwrite registers where the analyses say they are dead (soundness check)
         self.poison_dead_registers = poison_dead_registers
@@ -178,6 +183,7 @@ class Device:
             preset_arch = g.cuda11_arch if self.toolchain == "cuda11" else g.arch
             self.arch = arch if arch != "sm_80" else preset_arch
             self.maxrregcount = maxrregcount if maxrregcount is not None else g.maxrregcount
+            self.block_schedule = block_schedule or g.block_schedule
         problem = target_problem(self.toolchain, self.arch)
         if problem:
             raise TlpsimError(f"Device(toolchain={self.toolchain!r}, arch={self.arch!r}): {problem}")
@@ -238,7 +244,8 @@ class Device:
         key = (id(module), kernel.name)
         ck = self._compiled.get(key)
         if ck is None:
-            ck = CompiledKernel(module, kernel, self.module_globals(module), poison=self.poison_dead_registers)
+            ck = CompiledKernel(module, kernel, self.module_globals(module), poison=self.poison_dead_registers,
+                                scheduled=self.block_schedule == "list")
             self._compiled[key] = ck
         return ck
 
@@ -271,7 +278,9 @@ class Device:
         in_memory = max(0, min(memory_rows(), device_rows() - self._held_rows))
         key = writer = extra = None
         if memoise:
-            key = launch_key(program.module.source, kernel.name, as_dim3(grid, "grid"), as_dim3(block, "block"),
+            # a list-scheduled kernel's trace lists its instructions in another order
+            ptx = program.module.source + ("\0block_schedule=list" if self.block_schedule == "list" else "")
+            key = launch_key(ptx, kernel.name, as_dim3(grid, "grid"), as_dim3(block, "block"),
                              int(shared_mem), params, self.memory)
             hit = self.trace_cache.load_with_extra(key, memory_rows=in_memory)
             if hit is not None:

@@ -206,16 +206,24 @@ def _switch_points(ak: AnalyzedKernel):
     return switch_points(ak.fn, ak.liveness, ak.allocation)
 
 
-def analyze(module: Module, kernel: Function | str) -> AnalyzedKernel:
+def analyze(module: Module, kernel: Function | str, scheduled: bool = False) -> AnalyzedKernel:
     """Flatten ``kernel`` (a Function or a kernel name) and wrap it; cached on the kernel.
+    ``scheduled``: the flattened kernel's blocks list-scheduled as an assembler lays them
+    out (:func:`tlpsim.analysis.schedule.reschedule`; ``gpu.block_schedule = "list"``).
 
     Raises :class:`~tlpsim.errors.UnsupportedPTX` for kernels that cannot be
     flattened (calls to external functions such as ``vprintf``).
     """
     k = module.get_kernel(kernel) if isinstance(kernel, str) else kernel
-    cached = k.analyses.get("analyzed")
+    key = "analyzed_scheduled" if scheduled else "analyzed"
+    cached = k.analyses.get(key)
     if cached is not None and cached.module is module:
         return cached
-    ak = AnalyzedKernel(module, k, flatten_kernel(module, k))
-    k.analyses["analyzed"] = ak
+    fn = flatten_kernel(module, k)
+    if scheduled:
+        from tlpsim.analysis.schedule import reschedule
+
+        fn = reschedule(fn)
+    ak = AnalyzedKernel(module, k, fn)
+    k.analyses[key] = ak
     return ak

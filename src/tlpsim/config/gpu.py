@@ -6,7 +6,9 @@ kernels (tlpsim.frontend.toolchains), and each toolchain has its own target key 
 `arch` for `cuda13`, `cuda11_arch` for `cuda11` — so one `--set gpu.toolchain=...`
 switches between a preset's modern and era compilation. `arch` also stays what
 whole programs (`tlpsim exec`, always CUDA 13.5) are compiled for and the compute
-capability their `cudaGetDeviceProperties` reports. `maxrregcount` applies to both."""
+capability their `cudaGetDeviceProperties` reports. `maxrregcount` applies to both.
+`block_schedule` is the issue order the assembler would give each basic block; like the
+compile options it holds in functional and timing mode alike, so both run one order."""
 
 from __future__ import annotations
 
@@ -63,6 +65,11 @@ class GPUSection(Section):
     maxrregcount: int | None = field(None, "register cap per thread passed to ptxas (-maxrregcount), under "
                                            "either toolchain; 63 reproduces the Fermi-era limit; unset = no cap",
                                      unit="registers/thread", ge=16, le=255)
+    block_schedule: Literal["ptx", "list"] = field(
+        "ptx", "order in which a warp issues each basic block's instructions: 'ptx' = as nvcc's PTX lists them "
+               "(GPGPU-Sim times PTX so, each load next to its first use); 'list' = list-scheduled within the "
+               "block's dependences as ptxas lays out the machine code, loads hoisted ahead of the arithmetic "
+               "(tlpsim.analysis.schedule); the same results either way")
 
     @field_validator("arch")
     @classmethod

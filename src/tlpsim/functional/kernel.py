@@ -36,11 +36,13 @@ class BarrierOp:
 class CompiledKernel:
     """Per-instruction closures plus the control-flow facts the engine needs."""
 
-    def __init__(self, module: Module, kernel: Function, global_addr: dict[str, int], poison: bool = False) -> None:
+    def __init__(self, module: Module, kernel: Function, global_addr: dict[str, int], poison: bool = False,
+                 scheduled: bool = False) -> None:
         self.module = module
         self.source = kernel
-        # the flattened kernel with its analyses (the timing model reads its physical registers)
-        self.analyzed = analyze(module, kernel)
+        # the flattened kernel with its analyses (the timing model reads its physical registers);
+        # scheduled: its blocks in the order an assembler issues them (gpu.block_schedule)
+        self.analyzed = analyze(module, kernel, scheduled)
         fn = self.fn = self.analyzed.fn
         self.layout: Layout = build_layout(module, fn, global_addr)
         oc = self.oc = OperandCompiler(fn, self.layout, module.filename)
@@ -68,7 +70,7 @@ class CompiledKernel:
         if poison:
             from tlpsim.functional.poison import PoisonPlan
 
-            self.poison = PoisonPlan(module, kernel)
+            self.poison = PoisonPlan(module, kernel, scheduled)
 
     @property
     def name(self) -> str:

@@ -23,8 +23,8 @@ GARBAGE = {1: 0xA5, 2: 0xDEAD, 4: 0x7FBADBAD, 8: 0x7FF4DEADBADBEEF5}  # NaN patt
 class PoisonPlan:
     """Registers to poison before (`pre`) and after (`post`) each instruction index."""
 
-    def __init__(self, module: Module, kernel: Function) -> None:
-        ak = analyze(module, kernel)
+    def __init__(self, module: Module, kernel: Function, scheduled: bool = False) -> None:
+        ak = analyze(module, kernel, scheduled)
         fn = ak.fn
         preds = {r for r, t in fn.reg_types.items() if t == "pred"}
         rp = ak.release_points

@@ -105,7 +105,7 @@ def _hash(d: dict) -> str:
 
 
 #: the config keys that decide how kernels are compiled: the only ones a functional run takes
-COMPILE_KEYS = ("gpu.toolchain", "gpu.arch", "gpu.cuda11_arch", "gpu.maxrregcount")
+COMPILE_KEYS = ("gpu.toolchain", "gpu.arch", "gpu.cuda11_arch", "gpu.maxrregcount", "gpu.block_schedule")
 
 _CONFIGS: dict[tuple[str, str], Any] = {}  # (preset, overrides) -> GPUConfig, or the ConfigError it raised
 
@@ -154,16 +154,21 @@ def code_fingerprint(preset: str, overrides: dict, mode: str, plugins: tuple[str
 
 
 def compile_stamp(preset: str, overrides: dict, mode: str) -> dict[str, str]:
-    """What a timing run's kernels are compiled with when that is not CUDA 13.5:
-    {"toolchain": "cuda11 sm_35 nvidia-cuda-nvrtc-cu11==11.8.89 ..."}; {} otherwise
-    (functional runs compile with a Device's defaults, CUDA 13.5)."""
+    """What a timing run's kernels are compiled with when that is not CUDA 13.5 in nvcc's
+    order: {"toolchain": "cuda11 sm_35 nvidia-cuda-nvrtc-cu11==11.8.89 ..."} and/or
+    {"block_schedule": "list"}; {} otherwise (functional runs compile with a Device's
+    defaults, CUDA 13.5)."""
     config = _config(preset, overrides) if mode == "timing" else None
-    if config is None or config.gpu.toolchain == "cuda13":
+    if config is None:
         return {}
+    # list-scheduled blocks run the kernels in another order (gpu.block_schedule; nvcc's order keeps its keys)
+    stamp = {"block_schedule": "list"} if config.gpu.block_schedule == "list" else {}
+    if config.gpu.toolchain == "cuda13":
+        return stamp
     from tlpsim.frontend.nvrtc import CUDA11_WHEELS
 
     wheels = " ".join(f"{k}=={v}" for k, v in sorted(CUDA11_WHEELS.items()))
-    return {"toolchain": f"{config.gpu.toolchain} {config.gpu.compile_arch} {wheels}"}
+    return {"toolchain": f"{config.gpu.toolchain} {config.gpu.compile_arch} {wheels}", **stamp}
 
 
 def _short(v: Any) -> str:
