@@ -126,9 +126,9 @@ class BookingBanks(BankedRegisterFile):
         return super().write(warp, instr, now)
 
 
-def _run(overrides: dict) -> tuple[int, int]:
+def _run(overrides: dict, dense: bool = False) -> tuple[int, int]:
     cfg = load_config("gtx480", dict({"gpu.n_sms": 1}, **overrides))
-    with tlpsim.Device(mode="timing", config=cfg):
+    with tlpsim.Device(mode="timing", config=cfg, dense=dense):
         x = tlpsim.asarray(np.arange(256, dtype=np.float32) / 256)
         y = tlpsim.zeros(256, np.float32)
         st = tlpsim.RawKernel(FMA_CHAIN, "chain")((4,), (64,), (x, y, np.int32(6))).stats
@@ -151,6 +151,7 @@ def test_the_writeback_books_every_write_before_its_cycle_and_both_paths_agree()
     assert _written and sorted(_booked) == sorted(_written)
     off = _run({"sm.rf_bank_writes_block_reads": False})
     assert on[1] > off[1] and on[0] >= off[0]         # reads waited for writes
+    assert _run({}, dense=True) == on                 # skip-ahead == dense ticking
 
 
 def test_a_plug_in_told_of_no_writes_when_the_rule_is_off():
