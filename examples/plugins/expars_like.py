@@ -121,6 +121,11 @@ class SplitStorage(BankedRegisterFile):
         self.counts.spm_writes += n
         return max(done, self._scratchpad(n))
 
+    def book_write(self, warp, instr, cycle):
+        # (sm.rf_bank_writes_block_reads) only the registers below the split take a bank's port
+        split = self.split.get(warp.cta, ALL_IN_RF)
+        self.banks.book_write(warp.slot, warp.sched, tuple(r for r in instr.dst_regs if r < split), cycle)
+
     def _scratchpad(self, n):
         """Take the shared-memory banks for `n` warp registers; the cycle they are done."""
         cycles = n * self.params.cycles_per_access

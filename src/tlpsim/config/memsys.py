@@ -32,8 +32,9 @@ class InterconnectConfig(Section):
     input_buffer_flits: int = field(64, "buffer per input port (vc_buf_size)", unit="flits", ge=1, le=65536)
     output_buffer_flits: int = field(32, "ejection buffer per output port "
                                          "(gpgpu_n_cluster_ejection_buffer_size)", unit="flits", ge=1, le=65536)
-    latency: int = field(2, "router pipeline latency per traversal (routing_delay + vc_alloc_delay + "
-                            "sw_alloc_delay)", unit="icnt cycles", ge=0, le=10000)
+    latency: int = field(2, "cycles from a packet's tail flit crossing until it is in the output queue: the "
+                            "router pipeline and channels of one traversal (booksim with GTX480's config: 5, "
+                            "see the gtx480 preset)", unit="icnt cycles", ge=0, le=10000)
     ejection_cycles: int = field(0, "cycles a reply spends in the SM cluster's response FIFO after leaving the "
                                     "network, before the SM takes it (GPGPU-Sim's simt_core_cluster::icnt_cycle "
                                     "hands the FIFO's head to the core the cycle after it popped it: 1)",

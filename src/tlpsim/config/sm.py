@@ -287,6 +287,10 @@ class SMConfig(Section):
                                     ge=1, le=16)
     rf_bank_write_ports: Int = field(1, "write ports per RF bank (gpgpu_reg_file_port_throughput)",
                                      unit="ports", ge=1, le=16)
+    rf_bank_writes_block_reads: bool = field(
+        False, "a result's write takes one of its bank's read ports in its cycle, ahead of operand reads (GPGPU-Sim: "
+               "opndcoll_rfu_t::writeback allocates the bank before allocate_reads grants the banks left, so a "
+               "1-port bank does a read or a write a cycle); false: rf_bank_write_ports are ports of their own")
     rf_bank_use_warp_id: bool = field(True, "bank = (register + warp slot) mod banks; false: register mod banks. "
                                             "GPGPU-Sim adds the warp id whatever gpgpu_reg_bank_use_warp_id says "
                                             "(shader.cc sets m_bank_warp_shift unconditionally)")

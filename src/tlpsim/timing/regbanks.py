@@ -19,6 +19,17 @@ with `sub_core` each scheduler owns banks/n_schedulers consecutive banks).
 Each bank serves `read_ports` reads and `write_ports` writes per cycle (1R1W banks by
 default): a writeback whose bank's write ports are taken that cycle completes the
 next cycle with a free port, and its registers stay pending until then.
+
+With `writes_block_reads` (GPGPU-Sim's single-ported banks: `opndcoll_rfu_t::writeback`
+allocates the bank for the cycle before `allocate_reads` grants reads, which skip the
+banks a write holds) a write also takes one of its bank's read ports in its cycle, ahead
+of operand reads. Reads are booked when an instruction issues, so the writes are booked
+when they are scheduled (`book_write`: at issue for a pipeline's result, when the data
+is due for the LD/ST unit's), and a read skips the cycles its bank's writes fill. A write
+booked after a read took its bank's cycle leaves that read alone (GPGPU-Sim would delay
+the read): it needs a write due fewer cycles ahead than a read is booked, e.g. a fill's
+two writeback stages against a read already delayed by a conflict; an L1 hit, due the
+cycle after it is scheduled, meets no read (GPGPU-Sim writes no bank for it either).
 """
 
 from __future__ import annotations
@@ -46,7 +57,7 @@ class RegisterBanks:
     def __init__(self, n_banks: int, collectors: dict[str, int], stats: OperandStats | None = None, read_ports: int = 1,
                  write_ports: int = 1, use_warp_id: bool = True, n_schedulers: int = 1,
                  sub_core: bool = False, shared_collectors: bool = False, read_delay: int = 0,
-                 issue_widths: dict[str, int] | None = None) -> None:
+                 issue_widths: dict[str, int] | None = None, writes_block_reads: bool = False) -> None:
         self.n_banks = n_banks
         self.bank_free = [0] * n_banks  # first cycle each bank has a free read port
         self.bank_reads = [0] * n_banks  # reads booked in that cycle (read_ports > 1)
@@ -80,6 +91,9 @@ class RegisterBanks:
         self.entry_cycle: list[int] = [-1] * len(by_id)
         self.entry_count: list[int] = [0] * len(by_id)
         self.stats = stats if stats is not None else OperandStats()  # the plug-in's
+        # writes take a read port in their cycle: the banks written at each future cycle (a bit per bank)
+        self.writes_block_reads = writes_block_reads
+        self.write_booked: dict[int, int] = {}
 
     def bank_of(self, slot: int, sched: int, reg: int) -> int:
         return (slot * self.shift + reg) % self.per_sched + self.sched_base[sched]
@@ -165,6 +179,8 @@ class RegisterBanks:
         return done
 
     def _read_banks(self, slot: int, sched: int, src_regs: tuple[int, ...], now: int) -> int:
+        if self.writes_block_reads:
+            return self._read_banks_after_writes(slot, sched, src_regs, now)
         per = self.per_sched
         base = self.sched_base[sched]
         shift = slot * self.shift
@@ -199,6 +215,63 @@ class RegisterBanks:
         st.reads += len(src_regs)
         return done
 
+    def _read_banks_after_writes(self, slot: int, sched: int, src_regs: tuple[int, ...], now: int) -> int:
+        """_read_banks() when writes take a read port: a read skips a cycle whose booked
+        write leaves its bank no read port."""
+        per = self.per_sched
+        base = self.sched_base[sched]
+        shift = slot * self.shift
+        bank_free = self.bank_free
+        bank_reads = self.bank_reads
+        booked = self.write_booked
+        ports = self.read_ports
+        first_free = done = now + self.first_read
+        conflicts = 0
+        for r in src_regs:
+            b = (shift + r) % per + base
+            bit = 1 << b
+            t = bank_free[b]
+            n = bank_reads[b]  # reads booked in cycle t so far
+            if t < first_free:
+                t = first_free
+                n = 0
+            cap = ports - 1 if booked.get(t, 0) & bit else ports
+            while n >= cap:
+                t += 1
+                n = 0
+                cap = ports - 1 if booked.get(t, 0) & bit else ports
+            n += 1
+            if n >= cap:
+                bank_free[b] = t + 1
+                bank_reads[b] = 0
+            else:
+                bank_free[b] = t
+                bank_reads[b] = n
+            if t > first_free:
+                conflicts += t - first_free
+            if t + 1 > done:
+                done = t + 1
+        st = self.stats
+        if conflicts:
+            st.bank_conflict_cycles += conflicts
+        st.reads += len(src_regs)
+        return done
+
+    def book_write(self, slot: int, sched: int, dst_regs: tuple[int, ...], cycle: int) -> None:
+        """The destinations are due to be written at `cycle` (with writes_block_reads):
+        operand reads booked from now on leave their banks' ports to them in that cycle."""
+        if not self.writes_block_reads:
+            return
+        per = self.per_sched
+        base = self.sched_base[sched]
+        shift = slot * self.shift
+        mask = 0
+        for r in dst_regs:
+            mask |= 1 << ((shift + r) % per + base)
+        if mask:
+            booked = self.write_booked
+            booked[cycle] = booked.get(cycle, 0) | mask
+
     def write(self, slot: int, sched: int, dst_regs: tuple[int, ...], cycle: int) -> int:
         """Write the destinations at `cycle`; returns the cycle the last write happens
         (later than `cycle` when a bank's write ports are taken)."""
@@ -207,6 +280,11 @@ class RegisterBanks:
         shift = slot * self.shift
         free, count, ports = self.write_free, self.bank_writes, self.write_ports
         done = cycle
+        if self.writes_block_reads:  # reads are booked for later cycles only: forget this one's writes
+            booked = self.write_booked
+            booked.pop(cycle, None)
+            if len(booked) > 1024:  # (and any left by writebacks dropped with their warp)
+                self.write_booked = {c: m for c, m in booked.items() if c > cycle}
         for r in dst_regs:
             b = (shift + r) % per + base
             t = free[b]

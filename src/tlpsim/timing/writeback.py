@@ -5,7 +5,10 @@ Pipelines schedule a writeback when an instruction issues (its latency is known)
 the LD/ST unit schedules one when a load's last data arrives. At its cycle the
 result is written to the operand storage, which returns when the write completes
 (a bank whose write ports are taken delays it); the registers stay pending until
-then. Entries hold the warp object, so a slot reused by a new warp is safe.
+then. A storage whose writes take ports that operand reads use (the banks with
+`sm.rf_bank_writes_block_reads`, or a plug-in with `books_writes`) is told of each
+write when it is scheduled, so the reads booked meanwhile leave it its cycle.
+Entries hold the warp object, so a slot reused by a new warp is safe.
 """
 
 from __future__ import annotations
@@ -38,6 +41,9 @@ class Writeback:
         self.operands = operands
         self.banks = banks        # the compiled baseline banks, called natively when they are the storage
         self.events = events
+        # who books the writes ahead (None: no one): the compiled banks, or a plug-in storage
+        self.book_banks: RegisterBanks | None = banks if banks is not None and banks.writes_block_reads else None
+        self.book_plugin: Any = operands if banks is None and getattr(operands, "books_writes", False) else None
 
     def __len__(self) -> int:
         return self.n
@@ -49,6 +55,11 @@ class Writeback:
         """Write `si`'s destinations for `w` at `cycle` (no timer: this runs inside the
         SM's tick, and an SM that goes to sleep sets one for its earliest writeback)."""
         self.n += 1
+        if not flags & WRITTEN:
+            if self.book_banks is not None:
+                self.book_banks.book_write(w.slot, w.sched, si.dst_regs, cycle)
+            elif self.book_plugin is not None:
+                self.book_plugin.book_write(w.view, si, cycle)
         bucket = self.due.get(cycle)
         if bucket is None:
             self.due[cycle] = [(w, si, flags, pos)]

@@ -4,7 +4,8 @@ its class's ID_OC register (`sm.pipelines.<class>.width` entries a cycle), then 
 a collector unit of its pipeline class; its source registers are read from their
 banks, one read per bank per cycle, so two sources in one bank serialise (a bank
 conflict); the collector is released when its operands are read. Bank of a register: (warp slot + register)
-mod banks, as GPGPU-Sim maps it.
+mod banks, as GPGPU-Sim maps it. With `sm.rf_bank_writes_block_reads` a result's write takes
+one of its bank's read ports in its cycle, ahead of operand reads (GPGPU-Sim's one port per bank).
 
 The per-issue arithmetic is `tlpsim.timing.regbanks.RegisterBanks` (compiled with
 the timing core); this plug-in declares the parameters and delegates to it. A
@@ -61,7 +62,10 @@ class BankedRegisterFile(OperandStorage):
             read_delay=s.pipelines.collector_delay if s is not None else 0,
             # the ID_OC pipeline registers' widths: instructions of a class entering per cycle
             issue_widths=({"sp": s.pipelines.sp.width, "sfu": s.pipelines.sfu.width, "dp": s.pipelines.dp.width,
-                           "ldst": s.pipelines.ldst.width} if s is not None else None))
+                           "ldst": s.pipelines.ldst.width} if s is not None else None),
+            writes_block_reads=s.rf_bank_writes_block_reads if s is not None else False)
+        # the writeback tells the banks of each write when it is scheduled (a subclass: through book_write)
+        self.books_writes = self.banks.writes_block_reads
         self.compiled_banks: RegisterBanks | None = None
         if type(self) is BankedRegisterFile:
             # the SM's calls go straight to the compiled methods (no Python frame per
@@ -75,6 +79,9 @@ class BankedRegisterFile(OperandStorage):
 
     def write(self, warp: Any, instr: Any, now: int) -> int:
         return self.banks.write(warp.slot, warp.sched, instr.dst_regs, now)
+
+    def book_write(self, warp: Any, instr: Any, cycle: int) -> None:
+        self.banks.book_write(warp.slot, warp.sched, instr.dst_regs, cycle)
 
     def next_event(self, now: int) -> int | None:
         return self.banks.next_event(now)

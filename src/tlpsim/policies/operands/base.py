@@ -22,6 +22,12 @@ Contract (the SM respects every returned cycle):
   differently (for a sleeping SM), or None.
 - `reserve_ports(now, cycles)`: the register file's ports are taken for `cycles`
   cycles (a context switcher moving state through them); returns the cycle it ends.
+- `book_write(warp, instr, cycle)`, called only when `books_writes` is true: `instr`'s
+  results are due to be written at `cycle` (> the current cycle), said when the
+  writeback is scheduled (at issue for a pipeline's result, when the data is due for a
+  load's), so a storage whose writes take ports that its reads use can keep the reads
+  it books from then on out of that cycle (the baseline with
+  `sm.rf_bank_writes_block_reads`). `write` is still called at that cycle.
 
 Energy interface (read by tlpsim.power after each launch):
 
@@ -58,6 +64,7 @@ class OperandStorage(Plugin):
     Context keywords: `n_warp_slots` (the SM's warp slots), `port`, `config`."""
 
     gates_subarrays = False       # True: stats.subarray_on_cycles drives the RF's static energy
+    books_writes = False          # True: book_write is told of each write when it is scheduled
     structures: dict = {}         # added structures {energy-table name: instances per SM}
 
     def __init__(self, params: Any = None, n_warp_slots: int = 48, **context: Any) -> None:
@@ -75,6 +82,10 @@ class OperandStorage(Plugin):
         """`instr`'s results are written back at `now`; the cycle the write completes."""
         self.stats.writes += len(instr.dst_regs)
         return now
+
+    def book_write(self, warp: Any, instr: Any, cycle: int) -> None:
+        """`instr`'s results for `warp` are due to be written at `cycle` (only called
+        when `books_writes` is true)."""
 
     def next_event(self, now: int) -> int | None:
         """Earliest future cycle at which try_read may answer differently (for sleeping SMs)."""
