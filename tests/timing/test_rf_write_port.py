@@ -14,7 +14,7 @@ import pytest
 import tlpsim
 from tlpsim.config.loader import load_config
 from tlpsim.policies.operands.banked_rf import BankedRegisterFile
-from tlpsim.policies.registry import register
+from tlpsim.policies.registry import register, unregister
 from tlpsim.timing.regbanks import RegisterBanks
 from tlpsim.timing.static import UNIT_IDS
 
@@ -114,7 +114,6 @@ _booked: list[tuple[int, int, int]] = []   # (warp slot, pc, cycle) told ahead
 _written: list[tuple[int, int, int, int]] = []  # (warp slot, pc, cycle, told at) from write
 
 
-@register("operand_storage", "test_booking_banks")
 class BookingBanks(BankedRegisterFile):
     """The baseline banks through the plug-in path, recording what it is told."""
 
@@ -125,6 +124,14 @@ class BookingBanks(BankedRegisterFile):
     def write(self, warp, instr, now):
         _written.append((warp.slot, instr.pc, now))
         return super().write(warp, instr, now)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _booking_banks():
+    # registered only while this module runs: the contract suite checks every registered plug-in
+    register("operand_storage", "test_booking_banks")(BookingBanks)
+    yield
+    unregister("operand_storage", "test_booking_banks")
 
 
 def _run(overrides: dict, dense: bool = False) -> tuple[int, int]:
