@@ -68,7 +68,7 @@ from tlpsim.analysis.kernel_cfg import kernel_cfg
 from tlpsim.frontend.ir import Address, Function, Reg, Vec
 from tlpsim.frontend.ptx_lex import TYPE_SIZE
 
-__all__ = ["DefUse", "Liveness", "SoftRule", "def_use", "liveness", "register_units"]
+__all__ = ["DefUse", "Liveness", "SoftRule", "def_use", "liveness", "register_units", "regs_in"]
 
 SoftRule = Literal["ipdom", "regless", "mask"]
 _RULES = ("ipdom", "regless", "mask")
@@ -90,7 +90,8 @@ class DefUse:
     guard: Reg | None
 
 
-def _regs_in(op, out: list[str]) -> None:
+def regs_in(op, out: list[str]) -> None:
+    """Append the names of the registers `op` names (an address's base, a vector's elements)."""
     cls = op.__class__
     if cls is Reg:
         out.append(op.name)
@@ -99,7 +100,7 @@ def _regs_in(op, out: list[str]) -> None:
             out.append(op.base.name)
     elif cls is Vec:
         for e in op.elems:
-            _regs_in(e, out)
+            regs_in(e, out)
 
 
 def def_use(fn: Function) -> tuple[DefUse, ...]:
@@ -113,10 +114,10 @@ def def_use(fn: Function) -> tuple[DefUse, ...]:
         if ins.guard is not None:
             reads.append(ins.guard.name)
         for op in ins.srcs:
-            _regs_in(op, reads)
+            regs_in(op, reads)
         defs: list[str] = []
         for op in ins.dsts:
-            _regs_in(op, reads if op.__class__ is Address else defs)  # an address base is read
+            regs_in(op, reads if op.__class__ is Address else defs)  # an address base is read
         out.append(DefUse(ins.index, frozenset(reads), frozenset(defs), tuple(reads), ins.guard))
     result = tuple(out)
     fn.analyses["def_use"] = result

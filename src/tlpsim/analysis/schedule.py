@@ -35,7 +35,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from tlpsim.frontend.ir import Address, BasicBlock, Function, Instruction, Reg, Special, Vec
+from tlpsim.analysis.liveness import regs_in
+from tlpsim.frontend.ir import (
+    Address,
+    BasicBlock,
+    Function,
+    Instruction,
+    Special,
+)
 from tlpsim.frontend.opcodes import TERMINATORS
 
 __all__ = ["LATENCY", "block_schedule", "is_fence", "reschedule", "schedule_order"]
@@ -55,18 +62,6 @@ _FENCE_BASES = frozenset({
 _TIMERS = frozenset({"clock", "clock64", "globaltimer", "globaltimer_lo", "globaltimer_hi"})
 _READ_ONLY_SPACES = frozenset({"const", "param"})
 _SFU_BASES = frozenset({"sin", "cos", "ex2", "lg2", "rcp", "sqrt", "rsqrt", "tanh"})
-
-
-def _regs(op, out: list[str]) -> None:
-    cls = op.__class__
-    if cls is Reg:
-        out.append(op.name)
-    elif cls is Address:
-        if op.base.__class__ is Reg:
-            out.append(op.base.name)
-    elif cls is Vec:
-        for e in op.elems:
-            _regs(e, out)
 
 
 def _reads_timer(ins: Instruction) -> bool:
@@ -126,10 +121,10 @@ def block_schedule(instructions: Sequence[Instruction]) -> list[int]:
         if ins.guard is not None:
             reads.append(ins.guard.name)
         for op in ins.srcs:
-            _regs(op, reads)
+            regs_in(op, reads)
         defs: list[str] = []
         for op in ins.dsts:
-            _regs(op, reads if op.__class__ is Address else defs)
+            regs_in(op, reads if op.__class__ is Address else defs)
         if _uses_carry(ins):
             reads.append(_CARRY)
             defs.append(_CARRY)
