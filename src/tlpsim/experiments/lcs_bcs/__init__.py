@@ -16,7 +16,8 @@ Runs (all through the sweep store, labelled with the paper's configuration names
   1..N-1 CTAs (Fig. 15);
 - the Table 3 mixes under mCKE and CKE, each kernel limited to the T_new LCS found
   for it alone (Fig. 18);
-- one in-process LCS run of the LPS stand-in recording Phase 1 on SM 0 (Fig. 8).
+- one in-process LCS run of the LPS stand-in recording Phase 1 on SM 0 (Fig. 8), and
+  one of a thrashing kernel whose sweep is best at 2 CTAs/SM (`tnew_check`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from tlpsim.experiments.base import Artefact, Claim, ExpRun, Experiment, Results
-from tlpsim.experiments.lcs_bcs import figures
+from tlpsim.experiments.lcs_bcs import figures, tnew_check
 from tlpsim.experiments.lcs_bcs.analysis import Curve, Digest, StudyData, digest, kernel_t_new, speedup
 from tlpsim.experiments.lcs_bcs.claims import build_claims
 from tlpsim.experiments.lcs_bcs.classify import classify
@@ -35,8 +36,9 @@ __all__ = ["LcsBcs"]
 
 # run groups, and the artefacts that need each
 GROUPS = {
-    "typing": ("fig4", "fig5", "fig6", "fig12", "fig13", "fig14", "fig15", "table2", "table_types", "table_lcs"),
-    "lcs": ("fig12", "fig13", "fig14", "fig18", "table3"),
+    "typing": ("fig4", "fig5", "fig6", "fig12", "fig13", "fig14", "fig15", "table2", "table_types", "table_lcs",
+               "tnew_check"),
+    "lcs": ("fig12", "fig13", "fig14", "fig18", "table3", "tnew_check"),
     "variants": ("table_lcs",),
     "bcs": ("fig16", "fig17"),
     "fig15": ("fig15",),
@@ -69,6 +71,8 @@ class LcsBcs(Experiment):
               "stand-ins of KMN (Type III in the paper) and BLK (Type IV)"),
             A("fig8", "Instructions issued per CTA during LCS's Phase 1", "figure", figures.fig8,
               "stand-in of LPS, SM 0, first launch, until the first CTA retires"),
+            A("tnew_check", "Where T_new lands on a thrashing kernel best at 2 CTAs/SM", "table",
+              figures.tnew_check_table, "SM 0's per-CTA warp instructions at the first retirement (Eq. 1's input)"),
             A("fig12", "LCS performance normalised to GTO", "figure", figures.fig12,
               "every built-in workload, coloured by measured type; geometric means per group"),
             A("fig13", "CTAs per SM: baseline T_max, OPT and LCS's T_new", "figure", figures.fig13,
@@ -175,18 +179,21 @@ class LcsBcs(Experiment):
         return self.params(stand_in("LPS"), {"gpu.cta_scheduler": {"impl": "lcs", "trace_sm": 0,
                                                                     "trace_every": FIG8_TRACE_EVERY}})
 
+    def _phase1_run(self, p: Any) -> Any:
+        """Run `p` in process and return its GPU, whose LCS scheduler holds the Phase-1 record."""
+        from tlpsim.sweep.job import execute
+
+        held: list = []
+        execute(p, on_device=lambda dev: held.append(dev))
+        return held[0]._timing.gpu
+
     def extra_runs(self, results: Results, db: Any, echo: Callable[[str], None], simulate: bool = True) -> None:
         p = self.fig8_params()
         key = f"{self.name}:fig8:{p.key()}"
         have = db.get_meta(key)
         if have is None and simulate:
-            from tlpsim.sweep.job import execute
-
             echo(f"fig8: Phase-1 record of LCS on {p.workload} (in process)")
-            held: list = []
-            execute(p, on_device=lambda dev: held.append(dev))
-            dev = held[0]
-            gpu = dev._timing.gpu  # the run's GPU: its CTA scheduler holds the record
+            gpu = self._phase1_run(p)
             trace = gpu.cta_policy.trace
             first = min((kid for _, kid, _ in trace.samples), default=None)
             samples = [(cyc, {str(i): n for i, n in ctas.items()}) for cyc, kid, ctas in trace.samples if kid == first]
@@ -198,6 +205,29 @@ class LcsBcs(Experiment):
             db.set_meta(key, have)
         if have is not None:
             results.extra["fig8"] = have
+        self._tnew_check(results, db, echo, simulate)
+
+    def _tnew_check(self, results: Results, db: Any, echo: Callable[[str], None], simulate: bool) -> None:
+        """Issue 27's check: LCS's T_new on a thrashing kernel whose sweep is best at 2
+        CTAs/SM, with the counts Eq. 1 used (`tnew_check`)."""
+        d = self.analyse(results)
+        row = tnew_check.pick(d.kernels, d.curves, d.study)
+        if row is None:
+            results.extra["tnew_check"] = {"none": "no kernel with OPT 2, a sweep past 2 CTAs/SM and an L1 miss "
+                                                   "rate rising past OPT in this run"}
+            return
+        p = self.params(row["workload"], {"gpu.cta_scheduler": {"impl": "lcs", "trace_sm": 0,
+                                                                "trace_every": FIG8_TRACE_EVERY}})
+        key = f"{self.name}:tnew_check:{row['kernel']}:{p.key()}"
+        have = db.get_meta(key)
+        if have is None and simulate:
+            echo(f"tnew_check: LCS's T_new on {row['workload']} ({row['kernel']}, OPT 2; in process)")
+            gpu = self._phase1_run(p)
+            have = tnew_check.record(row, gpu.cta_policy.trace.samples, gpu.cta_policy.throttle.history,
+                                     sorted((r.kid, r.name) for r in gpu.finished))
+            db.set_meta(key, have)
+        if have is not None:
+            results.extra["tnew_check"] = have
 
     # ------------------------------------------------------------ analysis
 
@@ -256,6 +286,7 @@ class LcsBcs(Experiment):
                             "speedup": speedup(c, m, makespan=True)})
             d.mixes[mix.name] = row
         d.fig8 = dict(results.extra.get("fig8") or {})
+        d.tnew_check = dict(results.extra.get("tnew_check") or {})
         return d
 
     def _kernel_rows(self, d: StudyData, w: str, base: Digest, lcs: Digest) -> None:

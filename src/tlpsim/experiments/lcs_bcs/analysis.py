@@ -168,6 +168,7 @@ class StudyData:
     mixes: dict[str, dict[str, Any]] = field(default_factory=dict)      # Fig. 18
     compare: dict[str, dict[str, float | None]] = field(default_factory=dict)  # Fig. 19
     fig8: dict[str, Any] = field(default_factory=dict)
+    tnew_check: dict[str, Any] = field(default_factory=dict)  # T_new on a thrashing kernel (tnew_check.record)
     waves: dict[str, float] = field(default_factory=dict)              # stand-in -> fewest CTA waves (static)
     missing: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)

@@ -9,6 +9,7 @@ from typing import Any
 from tlpsim.experiments.lcs_bcs.analysis import CLASSES, StudyData
 from tlpsim.experiments.lcs_bcs.classify import TYPES
 from tlpsim.experiments.lcs_bcs.suite import BENCHMARKS, stand_in
+from tlpsim.experiments.lcs_bcs.tnew_check import verdict
 from tlpsim.experiments.outputs import plt, save_figure, write_table
 from tlpsim.report.metrics import geomean
 
@@ -157,6 +158,25 @@ def fig6(d: StudyData, stem: Path) -> list[Path]:
         ax2.set_ylabel("miss rate")
         ax2.legend(frameon=False, fontsize=6, loc="lower right")
     return files + save_figure(fig, stem)
+
+
+def tnew_check_table(d: StudyData, stem: Path) -> list[Path]:
+    r = d.tnew_check
+    heads = ["item", "value"]
+    if not r or "none" in r:
+        return write_table(stem, heads, [["kernel", r.get("none", "not run")]], "T_new on a thrashing kernel")
+    counts = r.get("counts") or {}
+    rows = [["workload, kernel", f"{r['workload']}, {r['kernel']}"],
+            ["type, T_max (its sweep's top), OPT", f"{r.get('type')}, {r.get('t_max')} ({r.get('top')}), {r.get('opt')}"],
+            ["kernel cycles at 1..top CTAs/SM (GTO)", " / ".join(f"{c:,}" for c in r.get("cycles") or [])],
+            ["L1D miss rate at 1..top", " / ".join(f"{m:.3f}" for m in r.get("l1_miss") or [])],
+            ["SM 0, first launch: CTAs resident at the decision", r.get("resident")],
+            ["SM 0: warp instructions per CTA at the first retirement",
+             ", ".join(f"CTA {i}: {n:,}" for i, n in sorted(counts.items(), key=lambda x: int(x[0])))],
+            ["SM 0: T_new", r.get("t_new_sm0")],
+            ["mean T_new over SMs and launches (the LCS run of fig13)", r.get("t_new_mean_lcs_run")],
+            ["why", verdict(r)]]
+    return write_table(stem, heads, rows, f"T_new on {r['workload']} ({r['kernel']})")
 
 
 # ---------------------------------------------------------------- Section 4-5
