@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from tlpsim.timing.cache_port import CachePort
-from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest, popcount
+from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest, popcount, sector_requests
 from tlpsim.timing.queues import TimedQueue
 from tlpsim.timing.static import StaticInstr
 from tlpsim.timing.stats import SMStats
@@ -68,6 +68,9 @@ class LdstParams:
     # bypassing or atomic replies) release, one a cycle (GPGPU-Sim's m_next_wb;
     # sm.pipelines.ldst_writeback_register); off: a reply's data is written the cycle after it arrives
     wb_register: bool = False
+    # the L2 acknowledges a write once per sector request it splits it into
+    # (l2.sector_write_acks): the warp waits for all of them (GPGPU-Sim inc_store_req per sector)
+    sector_write_acks: bool = False
 
 
 class _Instr:
@@ -347,7 +350,7 @@ class LdstUnit:
                 sent = self._send(WRITE, line, mask, ack, now)
             if sent:
                 if ack is not None:
-                    ins.warp.inflight += 1
+                    ins.warp.inflight += sector_requests(mask) if self.p.sector_write_acks else 1
                 if piped:
                     ins.outstanding -= 1
                     self._settle(ins, now)
