@@ -15,8 +15,10 @@ instructions keep their control flow), or writes ``p``, into ``@!p I1; ...; @!p 
 and drops labels no branch names any more, so the blocks around it merge. A lane runs
 the same instructions on the same values either way; only whole-warp issue changes (the
 predicated-off body still issues). ptxas decides by heuristics of its own (it keeps the
-branch of bfs_expand's remainder loop, whose body is the same); the region bound is the
-largest body seen converted in the workloads' cubins.
+branch of bfs_expand's remainder loop, whose body is the same); the bound on the body
+is read from the workloads' cubins (benchmarks/ifconvert_vs_sass.py, ptxas/nvdisasm
+13.5, sm_90): of the regions this rule finds with bodies of 1-12 PTX instructions,
+ptxas removes the branch of 166 of 195; of those with 13-30, it keeps 36 of 41.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from tlpsim.frontend.ir import Address, Function, Instruction, Reg, Symbol
 __all__ = ["MAX_REGION", "if_convert", "regions"]
 
 #: The longest branch-free body (PTX instructions) turned into predication.
-MAX_REGION = 8
+MAX_REGION = 12
 
 
 def _convertible(ins: Instruction, guard: str) -> bool:
