@@ -254,6 +254,8 @@ def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem, plugin
                                       c.sector_bytes if c.sectored else None, c.replacement, _set_index(c.set_index)),
                     MSHR(c.mshr_entries, c.mshr_max_merge), c.hit_latency)
     ldst = LdstUnit(sm_id, LdstParams(smem_latency=s.shared_latency, smem_wave_cycles=s.shared_cycles_per_conflict,
+                                      sub_issue_cycles=s.shared_subcore_issue_cycles,
+                                      sub_wave_cycles=s.shared_subcore_cycles_per_conflict,
                                       atomic_serialize=s.shared_atomic_same_word == "serialize",
                                       cas_round_cycles=s.shared_atomic_cas_round_cycles,
                                       l1_pipeline=cfg.l1d.hit_latency if cfg.l1d.enabled else 0,
