@@ -26,7 +26,10 @@ mm_tiled           LD/ST-bound: 2 shared loads per FMA, one LD/ST instruction a
 reduce_tree        issue- and barrier-bound: 8 barrier steps per CTA, most warps
                    idle in the last 5; dependent shared load -> add -> store chains
                    (shared load to use = smem_latency + 2 writeback stages)
-stencil5           L1-hit bound (the +-1 neighbours straddle two lines per warp)
+stencil5           L1-hit bound (the +-1 neighbours straddle two lines per warp):
+                   L1 sets refuse while their ways wait for fills, and each
+                   output line's store comes back as 4 acks (one per sector
+                   request) on the same reply path as the fills
 stencil5_smem      one barrier per CTA, 5 shared loads per output
 transpose_naive    CTA sweep at 1024x1024 (4 MiB written, 16 lines at a 4 KiB
                    stride per warp store: the lines camp on 24 of the L2's 768

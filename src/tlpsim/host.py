@@ -22,6 +22,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from tlpsim.analysis.schedule import ORDER_VERSION
 from tlpsim.device_pointer import MemoryPointer
 from tlpsim.errors import TlpsimError
 from tlpsim.frontend.ir import Function, Module
@@ -279,7 +280,8 @@ class Device:
         key = writer = extra = None
         if memoise:
             # a list-scheduled kernel's trace lists its instructions in another order
-            ptx = program.module.source + ("\0block_schedule=list" if self.block_schedule == "list" else "")
+            ptx = program.module.source + (f"\0block_schedule=list{ORDER_VERSION}" if self.block_schedule == "list"
+                                           else "")
             key = launch_key(ptx, kernel.name, as_dim3(grid, "grid"), as_dim3(block, "block"),
                              int(shared_mem), params, self.memory)
             hit = self.trace_cache.load_with_extra(key, memory_rows=in_memory)

@@ -234,7 +234,7 @@ def test_h200_h100_hopper():
         assert (s.registers, s.max_threads, s.max_ctas, s.max_warps) == (65536, 2048, 32, 64)
         assert (s.register_alloc_unit, s.register_alloc_granularity, s.register_partitions) == ("warp", 256, 4)
         assert (s.shared_bytes, s.shared_alloc_granularity, s.shared_reserved_per_cta) == (233472, 128, 1024)
-        assert s.shared_cycles_per_conflict == 2
+        assert (s.shared_cycles_per_conflict, s.shared_subcore_issue_cycles, s.shared_subcore_cycles_per_conflict) == (1, 4, 2)
     # the H200's L2 is 62,914,560 B (cudaGetDeviceProperties); the H100's 50 MB
     assert h200.l2.size_kb * 1024 == 62914560 and h100.l2.size_kb == 51200
     # 4.81 TB/s and 3.35 TB/s of HBM: channels x bytes x DDR x clock

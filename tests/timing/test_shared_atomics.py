@@ -74,8 +74,14 @@ def gap():
         unregister("execution_checker", n)
 
 
+def _wave(sm) -> int:
+    """Cycles each extra wavefront adds to a shared access's result: the slower of the
+    banks and the sub-core's path."""
+    return max(sm.shared_cycles_per_conflict, sm.shared_subcore_cycles_per_conflict)
+
+
 def test_native_atomic_serialises_the_lanes_of_one_word(gap):
-    wave = load_config("h200").sm.shared_cycles_per_conflict
+    wave = _wave(load_config("h200").sm)
     assert wave == 2
     spread = gap(INT_ATOMIC, "iatom", "h200", 32)     # 32 words in 32 banks: one wavefront
     # 32 lanes on one word: 32 wavefronts, the old value 31 x 2 cycles later
@@ -90,7 +96,7 @@ def test_native_atomic_serialises_the_lanes_of_one_word(gap):
 
 def test_emulated_float_add_runs_one_round_per_lane_on_the_busiest_word(gap):
     sm = load_config("h200").sm
-    wave, cas = sm.shared_cycles_per_conflict, sm.shared_atomic_cas_round_cycles
+    wave, cas = _wave(sm), sm.shared_atomic_cas_round_cycles
     assert "add.f32" in sm.shared_atomic_cas_ops and cas == 56
     one = gap(FLOAT_ATOMIC, "fatom", "h200", 32)      # one lane per word: one round
     # 8 words, 4 lanes each: 4 rounds and 4 wavefronts; the store, independent of the

@@ -208,8 +208,9 @@ def _switch_points(ak: AnalyzedKernel):
 
 def analyze(module: Module, kernel: Function | str, scheduled: bool = False) -> AnalyzedKernel:
     """Flatten ``kernel`` (a Function or a kernel name) and wrap it; cached on the kernel.
-    ``scheduled``: the flattened kernel's blocks list-scheduled as an assembler lays them
-    out (:func:`tlpsim.analysis.schedule.reschedule`; ``gpu.block_schedule = "list"``).
+    ``scheduled``: the flattened kernel as an assembler lays it out, short if-regions
+    predicated (:func:`tlpsim.analysis.ifconvert.if_convert`) and blocks list-scheduled
+    (:func:`tlpsim.analysis.schedule.reschedule`; ``gpu.block_schedule = "list"``).
 
     Raises :class:`~tlpsim.errors.UnsupportedPTX` for kernels that cannot be
     flattened (calls to external functions such as ``vprintf``).
@@ -220,10 +221,11 @@ def analyze(module: Module, kernel: Function | str, scheduled: bool = False) -> 
     if cached is not None and cached.module is module:
         return cached
     fn = flatten_kernel(module, k)
-    if scheduled:
+    if scheduled:  # as ptxas lays it out: short if-regions predicated, then blocks list-scheduled
+        from tlpsim.analysis.ifconvert import if_convert
         from tlpsim.analysis.schedule import reschedule
 
-        fn = reschedule(fn)
+        fn = reschedule(if_convert(fn))
     ak = AnalyzedKernel(module, k, fn)
     k.analyses[key] = ak
     return ak

@@ -16,9 +16,16 @@ The dependence graph keeps every order a thread can observe:
   write after write;
 * the carry flag of ``.cc`` / ``addc`` / ``subc`` / ``madc`` chains (an implicit
   register);
-* memory: a store, atomic or reduction stays ordered with every memory access;
-  loads only with those (loads of read-only memory -- ``.nc``, ``.const``,
-  ``.param`` -- may pass each other and everything but fences);
+* memory: a store, atomic or reduction stays ordered with every memory access
+  it may alias; loads only with those (loads of read-only memory -- ``.nc``,
+  ``.const``, ``.param`` -- may pass each other and everything but fences).
+  Two accesses cannot alias, as ptxas proves it, when they are in different
+  state spaces (``.shared``, ``.global``, ``.local``; a generic address may be in
+  any), or when they address the same base register value (no redefinition
+  between them) or symbol at constant offsets whose byte ranges do not overlap:
+  sgemm_tiled's epilogue ``ld [%rd64]; st [%rd64]; ld [%rd64+64]; ...`` runs as
+  four ``LDG`` then four ``STG`` per base in the cubin (nvdisasm 13.5).  Atomics
+  and reductions stay ordered with every access;
 * fences: barriers, memory fences, warp-synchronous and side-effecting
   instructions (``bar``, ``membar``, ``fence``, ``vote``, ``shfl``, ``call``,
   ``printf``'s ``call``, clock reads, ...) keep their place against every other
@@ -33,6 +40,7 @@ permutation per block; :func:`reschedule` applies it to a function.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 
 from tlpsim.analysis.liveness import regs_in
@@ -42,10 +50,16 @@ from tlpsim.frontend.ir import (
     Function,
     Instruction,
     Special,
+    Symbol,
 )
 from tlpsim.frontend.opcodes import TERMINATORS
 
-__all__ = ["LATENCY", "block_schedule", "is_fence", "reschedule", "schedule_order"]
+__all__ = ["LATENCY", "ORDER_VERSION", "block_schedule", "is_fence", "reschedule", "schedule_order"]
+
+#: The list order's version: a cached trace of a list-scheduled launch is keyed by it,
+#: so a trace recorded in an older order is not replayed (2: memory disambiguation; 3:
+#: if-conversion, tlpsim.analysis.ifconvert).
+ORDER_VERSION = 3
 
 #: Latency weights of the priority (cycles, order of magnitude only: they rank paths).
 LATENCY = {"global_load": 400, "shared_load": 30, "sfu": 20, "other": 4}
@@ -85,6 +99,60 @@ def _writes_memory(ins: Instruction) -> bool:
     return ins.base in ("st", "atom", "red")
 
 
+_SPACE_CLASS = {"shared": "shared", "shared::cta": "shared", "shared::cluster": "shared", "global": "global",
+                "local": "local"}
+_TYPE = re.compile(r"^[a-z]+(8|16|32|64|128)(?:x(\d+))?$")  # f32, b64, f16x2, ...
+
+#: A memory access's location as the disambiguation sees it: (space class or None for
+#: generic, base key or None, first byte, end byte).
+Location = tuple[str | None, tuple | None, int, int]
+
+
+def _address(ins: Instruction) -> Address | None:
+    for op in (*ins.dsts, *ins.srcs):
+        if op.__class__ is Address:
+            return op  # type: ignore[return-value]
+    return None
+
+
+def _access_bytes(ins: Instruction) -> int:
+    """Bytes one thread's access covers (0: unknown)."""
+    width = 0
+    for t in ins.types:
+        m = _TYPE.match(t)
+        if m is None:
+            return 0
+        width = max(width, int(m.group(1)) // 8 * int(m.group(2) or 1))
+    return width * max(ins.vec, 1)
+
+
+def _location(ins: Instruction, version: dict[str, int]) -> Location:
+    """Where `ins` accesses memory, for :func:`_may_alias` (`version`: the index of each
+    register's last definition in the block so far)."""
+    space = _SPACE_CLASS.get(ins.space or "")
+    addr = _address(ins)
+    size = _access_bytes(ins)
+    if addr is None or size == 0 or ins.base != "ld" and ins.base != "st":
+        return (space, None, 0, 0)
+    base = addr.base
+    if base is None:
+        key: tuple = ("abs",)
+    elif base.__class__ is Symbol:
+        key = ("sym", base.name)  # type: ignore[union-attr]
+    else:
+        key = ("reg", base.name, version.get(base.name, -1))  # type: ignore[union-attr]
+    lo = addr.offset + (base.offset if base.__class__ is Symbol else 0)  # type: ignore[union-attr]
+    return (space, key, lo, lo + size)
+
+
+def _may_alias(a: Location, b: Location) -> bool:
+    if a[0] is not None and b[0] is not None and a[0] != b[0]:
+        return False  # distinct state-space windows
+    if a[1] is not None and a[1] == b[1] and (a[3] <= b[2] or b[3] <= a[2]):
+        return False  # one base value, disjoint byte ranges
+    return True
+
+
 def _latency(ins: Instruction) -> int:
     if _is_load(ins):
         return LATENCY["shared_load"] if ins.space == "shared" else LATENCY["global_load"]
@@ -110,6 +178,7 @@ def block_schedule(instructions: Sequence[Instruction]) -> list[int]:
     since_fence: list[int] = []          # every instruction after the last fence
     mem_writes: list[int] = []           # stores/atomics since the last fence
     mem_accesses: list[int] = []         # every memory access (but read-only loads) since the last fence
+    where: dict[int, Location] = {}      # their locations
 
     def edge(a: int, b: int) -> None:
         if a != b and b not in succs[a]:
@@ -146,13 +215,17 @@ def block_schedule(instructions: Sequence[Instruction]) -> list[int]:
         else:
             since_fence.append(i)
             if _writes_memory(ins):
+                loc = where[i] = _location(ins, last_def)
                 for j in mem_accesses:
-                    edge(j, i)
+                    if ins.base != "st" or instructions[j].base not in ("ld", "st") or _may_alias(where[j], loc):
+                        edge(j, i)
                 mem_writes.append(i)
                 mem_accesses.append(i)
             elif _is_load(ins) and not _read_only(ins):
+                loc = where[i] = _location(ins, last_def)
                 for j in mem_writes:
-                    edge(j, i)
+                    if instructions[j].base != "st" or _may_alias(where[j], loc):
+                        edge(j, i)
                 mem_accesses.append(i)
         for r in reads:
             reads_since_def.setdefault(r, []).append(i)

@@ -27,7 +27,8 @@ The tree (sections → fields; see each module for descriptions and units):
   cuda11_arch, maxrregcount
 - `sm` (`sm.py`): max_threads, max_warps, max_ctas, warp_size, registers,
   register_alloc_granularity, shared_bytes, shared_alloc_granularity,
-  shared_banks, shared_latency, shared_limited_broadcast, simt_width,
+  shared_banks, shared_latency, shared_subcore_issue_cycles,
+  shared_subcore_cycles_per_conflict, shared_limited_broadcast, simt_width,
   cuda_cores, n_schedulers, issue_width, dual_issue_diff_units, sub_core_model,
   ibuffer_entries, fetch_width, fetch_throughput, rf_banks, rf_bank_read_ports,
   rf_bank_write_ports, rf_bank_writes_block_reads, rf_bank_use_warp_id,

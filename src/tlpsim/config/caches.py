@@ -209,6 +209,11 @@ class L2Config(CacheConfig):
                                         "whether it hits or not, as GPGPU-Sim splits a line request into "
                                         "sector requests (memory_sub_partition::breakdown_request_to_sector_"
                                         "requests); off: a miss or pending hit takes one cycle")
+    sector_write_acks: bool = field(False, "a sectored slice acknowledges a write once per sector request "
+                                           "GPGPU-Sim splits it into (4 for a segment touching both halves "
+                                           "of the line, else one per sector), each ack a packet of its own "
+                                           "and the warp waiting for all (breakdown_request_to_sector_requests, "
+                                           "inc_store_req per sector); off: one ack per write")
 
     def problems(self) -> list[str]:
         # per-slice geometry is checked by GPUConfig, which knows the slice count
@@ -218,6 +223,8 @@ class L2Config(CacheConfig):
         if self.line_bytes % self.sector_bytes:
             out.append(f"{self.k('line_bytes')} ({self.line_bytes}) must be a multiple of "
                        f"{self.k('sector_bytes')} ({self.sector_bytes})")
+        if self.sector_write_acks and not self.sectored:
+            out.append(f"{self.k('sector_write_acks')} needs a sectored L2 ({self.k('sectored')} = true)")
         return out + self._sector_problems()
 
     def slice_problems(self, n_slices: int) -> list[str]:

@@ -67,9 +67,10 @@ class GPUSection(Section):
                                      unit="registers/thread", ge=16, le=255)
     block_schedule: Literal["ptx", "list"] = field(
         "ptx", "order in which a warp issues each basic block's instructions: 'ptx' = as nvcc's PTX lists them "
-               "(GPGPU-Sim times PTX so, each load next to its first use); 'list' = list-scheduled within the "
-               "block's dependences as ptxas lays out the machine code, loads hoisted ahead of the arithmetic "
-               "(tlpsim.analysis.schedule); the same results either way")
+               "(GPGPU-Sim times PTX so, each load next to its first use); 'list' = as ptxas lays out the machine "
+               "code: short forward-branch regions predicated (tlpsim.analysis.ifconvert), then each block "
+               "list-scheduled within its dependences, loads hoisted ahead of the arithmetic and past stores "
+               "they provably cannot alias (tlpsim.analysis.schedule); the same results either way")
 
     @field_validator("arch")
     @classmethod

@@ -242,6 +242,17 @@ class SMConfig(Section):
                                                "memory access: one of conflict degree d holds the banks d x this "
                                                "and returns (d - 1) x this after a conflict-free one (GPGPU-Sim: "
                                                "1)", unit="core cycles", ge=1, le=64)
+    shared_subcore_issue_cycles: Int = field(
+        0, "cycles a sub-core's path into the SM's shared-memory pipeline takes per shared-memory warp instruction "
+           "(Volta-Hopper: each sub-partition hands its warps' 32 addresses to the SM-wide LD/ST unit 8 lanes a "
+           "cycle); a sub-core issues its next shared access when its path is free, while the SM's banks take "
+           "shared_cycles_per_conflict per wavefront of all four; 0 = no such path (needs sub_core_model)",
+        unit="core cycles", ge=0, le=64)
+    shared_subcore_cycles_per_conflict: Int = field(
+        0, "cycles the sub-core's path takes per wavefront of a shared access: one of conflict degree d holds it "
+           "max(shared_subcore_issue_cycles, d x this) and returns (d - 1) x max(this, shared_cycles_per_conflict) "
+           "after a conflict-free one; 0 = the banks' cycles alone (needs shared_subcore_issue_cycles)",
+        unit="core cycles", ge=0, le=64)
     shared_limited_broadcast: bool = field(False, "only one broadcast word per shared-memory access "
                                                   "(gpgpu_shmem_limited_broadcast)")
     shared_atomic_same_word: Literal["broadcast", "serialize"] = field(
@@ -367,6 +378,12 @@ class SMConfig(Section):
         if not self.shared_atomic_cas_ops and self.shared_atomic_cas_round_cycles:
             out.append(f"{k('shared_atomic_cas_round_cycles')} ({self.shared_atomic_cas_round_cycles}) does nothing "
                        f"without {k('shared_atomic_cas_ops')}")
+        if self.shared_subcore_issue_cycles and not self.sub_core_model:
+            out.append(f"{k('shared_subcore_issue_cycles')} ({self.shared_subcore_issue_cycles}) models a "
+                       f"sub-core's path to the LD/ST unit: it needs {k('sub_core_model')} = true")
+        if self.shared_subcore_cycles_per_conflict and not self.shared_subcore_issue_cycles:
+            out.append(f"{k('shared_subcore_cycles_per_conflict')} ({self.shared_subcore_cycles_per_conflict}) "
+                       f"does nothing without {k('shared_subcore_issue_cycles')}")
         if self.register_count == "ptxas_exact" and (self.operand_storage.impl != "baseline"
                                                      or self.context_switcher.impl != "none"):
             # a storage or switcher that places, spills or saves registers by name assumes every name

@@ -118,7 +118,8 @@ class MemorySystem:
                     mshr_max_merge=c2.mshr_max_merge, hit_latency=c2.hit_latency, policy=policy,
                     miss_queue_entries=max(c2.miss_queue_entries, 4), data_port_bytes=c2.data_port_bytes,
                     set_index_addr=local, side=self.side_of_partition(p) if c2.far_latency else -1,
-                    sm_sides=sm_sides, far_latency=c2.far_latency, sector_lookups=c2.sector_lookups))
+                    sm_sides=sm_sides, far_latency=c2.far_latency, sector_lookups=c2.sector_lookups,
+                    sector_write_acks=c2.sector_write_acks))
             ch_in = TimedQueue(f"dram{p}.in", d.queue_size)
             ch_out = TimedQueue(f"dram{p}.out", d.return_queue_size)
             self.muxes.append(SliceMux(dram, f"mux{p}", to_dram, from_dram, ch_in, ch_out,
@@ -253,12 +254,15 @@ def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem, plugin
                                       c.sector_bytes if c.sectored else None, c.replacement, _set_index(c.set_index)),
                     MSHR(c.mshr_entries, c.mshr_max_merge), c.hit_latency)
     ldst = LdstUnit(sm_id, LdstParams(smem_latency=s.shared_latency, smem_wave_cycles=s.shared_cycles_per_conflict,
+                                      sub_issue_cycles=s.shared_subcore_issue_cycles,
+                                      sub_wave_cycles=s.shared_subcore_cycles_per_conflict,
                                       atomic_serialize=s.shared_atomic_same_word == "serialize",
                                       cas_round_cycles=s.shared_atomic_cas_round_cycles,
                                       l1_pipeline=cfg.l1d.hit_latency if cfg.l1d.enabled else 0,
                                       l1_miss_queue=cfg.l1d.miss_queue_entries,
                                       queue_entries=ldst_queue_entries(s),
-                                      wb_register=s.pipelines.ldst_writeback_register),
+                                      wb_register=s.pipelines.ldst_writeback_register,
+                                      sector_write_acks=cfg.l2.sector_write_acks and cfg.l2.sectored),
                     l1d, l1c, mem.sm_out[sm_id], mem.sm_in[sm_id],
                     mem.amap.partition_of)  # the compiled method itself: called per request
     ldst.bypass_global = cfg.l1d.enabled and cfg.l1d.bypass_global

@@ -320,6 +320,12 @@ class IssueStage:
                 if not quiet:
                     self.sm.note_stall("ldst_busy")
                 return False
+            # a shared access waits for its sub-core's path into the unit (sm.shared_subcore_issue_cycles)
+            hold = ldst.shared_hold(w, si, w.mem[pos]) if ldst.p.sub_issue_cycles else 0
+            if hold and ldst.sub_free[w.sched] > now:
+                if not quiet:
+                    self.sm.note_stall("ldst_busy")
+                return False
             banks = self.banks
             start = (banks.try_read_id(w.slot, w.sched, si.unit_id, si.src_regs, now) if banks is not None
                      else self._plugin_read(w, si, now))
@@ -335,6 +341,8 @@ class IssueStage:
                 w.pending_mem |= dst
                 if si.long_wait:
                     v.waiting_mem = True
+            if hold:
+                ldst.sub_free[w.sched] = now + hold  # (paced from issue: every access reads operands alike)
             ldst.accept(w, si, w.mem[pos], start, pos)
         # barriers and exits take effect once the warp has advanced (below)
         v.last_issue = now

@@ -14,7 +14,8 @@ Per L2 cycle, in this order (one request per stage per cycle):
    pipeline (GPGPU-Sim gpgpu_l2_rop_latency: every request is delayed by it before
    the cache sees it) accesses the tags. Read/atomic hit → reply now; pending hit →
    merge into the MSHR; sector miss / miss → MSHR entry + DRAM read of the missing
-   sectors (+ a DRAM write for a dirty victim); write → ack now, line written per
+   sectors (+ a DRAM write for a dirty victim); write → ack now (with
+   `sector_write_acks` one per sector request, the rest one a cycle), line written per
    the write policy. A lookup needs room in the reply queue (GPGPU-Sim checks
    `m_L2_icnt_queue->full()` before any access), a free way, an MSHR entry or merge
    slot and room in the miss queue; otherwise it stalls and the reason is counted
@@ -60,7 +61,7 @@ from tlpsim.timing.cache import (
     MSHRStats,
 )
 from tlpsim.timing.engine import ClockDomain, Component
-from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest, popcount
+from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest, popcount, sector_requests
 from tlpsim.timing.queues import TimedQueue
 
 
@@ -116,7 +117,7 @@ class L2Slice(Component):
                  miss_queue_entries: int = 4, data_port_bytes: int = 32, rop_entries: int | None = None,
                  write_ack: bool = True, set_index_addr: Callable[[int], int] | None = None,
                  side: int = -1, sm_sides: list[int] | None = None, far_latency: int = 0,
-                 sector_lookups: bool = False) -> None:
+                 sector_lookups: bool = False, sector_write_acks: bool = False) -> None:
         super().__init__(domain)
         self.name = f"l2[{slice_id}]"
         self.slice_id = slice_id
@@ -150,6 +151,10 @@ class L2Slice(Component):
         # sector it touches, however it ends (not only for the sectors a hit reads)
         self.sector_lookups = sector_lookups and sector_bytes is not None
         self.write_ack = write_ack
+        # ... and acknowledges a write once per sector request it was split into
+        # (GPGPU-Sim replies to each), the first ack with the lookup and the others
+        # one a cycle after it from the reply buffer, as each sector's lookup would
+        self.sector_write_acks = sector_write_acks and sector_bytes is not None
         self.from_icnt, self.to_icnt, self.to_dram, self.from_dram = from_icnt, to_icnt, to_dram, from_dram
         for q in (from_icnt, from_dram):
             if q.consumer is None:
@@ -178,7 +183,7 @@ class L2Slice(Component):
         self.replica_hits = 0      # far-side reads served by the copy in their own half
         self._missq: deque[MemRequest] = deque()
         self._missq_cap = miss_queue_entries
-        self._resp: deque[MemRequest] = deque()              # fill-released replies
+        self._resp: deque[MemRequest] = deque()              # fill-released replies (and further write acks)
         self._port_free = 0     # first cycle the data port can start a lookup
         self._fill_free = 0     # first cycle the fill port can take a DRAM reply
         self._stall = ""   # why the lookup stalled in the last tick ("": it did not)
@@ -440,8 +445,11 @@ class L2Slice(Component):
         if self._split:
             self._replica.pop(addr, None)    # the write invalidates the other half's copy
         if self.write_ack:
-            self._reply(req, now)
-            self.stats.write_acks += 1
+            if self.sector_write_acks:
+                self._sector_acks(req, mask, now)
+            else:
+                self._reply(req, now)
+                self.stats.write_acks += 1
         self._count_kind(WRITE)
         self._use_port(cycle, moved, popcount(mask), status == HIT)
         return True
@@ -511,6 +519,19 @@ class L2Slice(Component):
         req.is_reply = True
         self.to_icnt.push(req, now)
         self.stats.replies += 1
+
+    def _sector_acks(self, req: MemRequest, mask: int, now: int) -> None:
+        """Acknowledge a write once per sector request (`sector_requests`), each ack
+        naming its sector: the first now, the others from the reply buffer, one a cycle."""
+        n = sector_requests(mask)
+        sectors = [s for s in range(4) if n == 4 or mask >> s & 1]
+        req.sector_mask = 1 << sectors[0]
+        self._reply(req, now)
+        for s in sectors[1:]:
+            ack = MemRequest(WRITE, req.addr, 1 << s, req.src_sm, req.partition, req.token, req.t_created, True)
+            ack.t_l2 = req.t_l2
+            self._resp.append(ack)
+        self.stats.write_acks += n
 
     def _dram(self, kind: str, addr: int, mask: int, now: int) -> None:
         n = popcount(mask)

@@ -14,7 +14,11 @@ ahead of waiting warp instructions, and reserve shared-memory bank cycles
 (`reserve_smem`), which shared-memory instructions then wait for. A read hit completes after the cache's hit
 latency; a miss takes an MSHR (or merges into one) and sends a request; a refused
 access (MSHR or queue full) is retried next cycle — a reservation failure, which
-stalls the unit. The instruction's destination registers are written back when
+stalls the unit. With a sub-core path (`sub_issue_cycles`), each warp scheduler hands its
+shared-memory instructions to the unit through its own path, which takes one every
+`sub_issue_cycles` (or `sub_wave_cycles` per wavefront, if more): the issue stage
+holds a sub-core's next shared access until its path is free (`shared_hold`,
+`sub_free`), while the banks serve every sub-core at `smem_wave_cycles` per wavefront. The instruction's destination registers are written back when
 its last access has its data; with `wb_register` every result leaving the unit (a
 shared load's, each request a fill or reply completes) takes its one writeback
 register, one a cycle.
@@ -28,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from tlpsim.timing.cache_port import CachePort
-from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest, popcount
+from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest, popcount, sector_requests
 from tlpsim.timing.queues import TimedQueue
 from tlpsim.timing.static import StaticInstr
 from tlpsim.timing.stats import SMStats
@@ -55,6 +59,10 @@ SMEM_WRITEBACK_STAGES: Final[int] = 2
 class LdstParams:
     smem_latency: int = 26
     smem_wave_cycles: int = 1   # bank cycles per conflict-free wavefront of a shared access
+    # a sub-core's path into the unit, per shared warp instruction and per wavefront
+    # (sm.shared_subcore_issue_cycles, sm.shared_subcore_cycles_per_conflict); 0: none
+    sub_issue_cycles: int = 0
+    sub_wave_cycles: int = 0
     # a shared atomic's same-word lanes each take a wavefront (sm.shared_atomic_same_word)
     atomic_serialize: bool = False
     # one round of a compare-and-swap loop (sm.shared_atomic_cas_round_cycles)
@@ -68,6 +76,9 @@ class LdstParams:
     # bypassing or atomic replies) release, one a cycle (GPGPU-Sim's m_next_wb;
     # sm.pipelines.ldst_writeback_register); off: a reply's data is written the cycle after it arrives
     wb_register: bool = False
+    # the L2 acknowledges a write once per sector request it splits it into
+    # (l2.sector_write_acks): the warp waits for all of them (GPGPU-Sim inc_store_req per sector)
+    sector_write_acks: bool = False
 
 
 class _Instr:
@@ -123,6 +134,10 @@ class LdstUnit:
         self.cur: _Instr | None = None
         self.busy_until = 0                 # shared-memory replays occupy the unit
         self.smem_free = 0                  # first cycle the shared-memory banks are free
+        # per sub-core (scheduler): first cycle its path takes another shared access
+        self.sub_free: list[int] = [0] * 16
+        # cycles between a shared access's wavefronts in its result (the slower of path and banks)
+        self.lat_wave = max(params.smem_wave_cycles, params.sub_wave_cycles)
         self.stalled = False
         self.inflight = 0                   # instructions waiting for miss data
         self.bypass: set[int] = set()       # kernel ids whose global accesses skip the L1
@@ -155,6 +170,21 @@ class LdstUnit:
         warp.inflight += 1  # until the unit has done with it (and its loads' data is back)
         self.queue.append((start, warp, si, mem_row, pos))
 
+    def shared_hold(self, warp: Any, si: StaticInstr, row: int) -> int:
+        """Cycles a shared-memory instruction holds its sub-core's path into the unit
+        (0: not a shared access, or no such path): the path's issue cycles or its
+        cycles per wavefront, whichever is more."""
+        p = self.p
+        if p.sub_issue_cycles == 0 or row < 0:
+            return 0
+        rows = warp.mem_rows
+        if rows.space[row] != _SHARED:
+            return 0
+        atomic = si.is_atomic and p.atomic_serialize
+        degree = max(rows.lane_degree[row] if atomic else rows.bank_degree[row], 1)
+        waves = degree * p.sub_wave_cycles
+        return waves if waves > p.sub_issue_cycles else p.sub_issue_cycles
+
     def busy(self) -> bool:
         return (bool(self.queue) or self.cur is not None or self.inflight > 0 or bool(self.requests)
                 or bool(self.missq) or bool(self.l1pipe))
@@ -163,11 +193,20 @@ class LdstUnit:
         missq = self.missq
         # the miss queue drains whatever else waits (a full interconnect queue wakes us when it frees)
         drain = (missq[0][0] if missq[0][0] > now else now + 1) if missq else -1
+        sub = -1  # a sub-core path freeing up lets its waiting shared access issue
+        if self.p.sub_issue_cycles:
+            for f in self.sub_free:
+                if f > now and (sub < 0 or f < sub):
+                    sub = f
         if self.stalled:  # woken by the reply or queue slot it waits for
-            return drain if drain >= 0 else None
+            if drain >= 0 and sub >= 0:
+                return min(drain, sub)
+            return drain if drain >= 0 else (sub if sub >= 0 else None)
         t = []
         if drain >= 0:
             t.append(drain)
+        if sub >= 0:
+            t.append(sub)
         if self.l1pipe:
             t.append(max(self.l1pipe[0][0], now + 1))
         if self.requests:
@@ -258,14 +297,15 @@ class LdstUnit:
             start = now if self.smem_free <= now else self.smem_free  # banks reserved by a plug-in
             waves = degree * p.smem_wave_cycles
             self.busy_until = self.smem_free = start + waves
+            # the wavefronts after the first, at the pace of the slower of banks and sub-core path
+            later = (degree - 1) * self.lat_wave
             if si.cas_loop and atomic:
                 # a compare-and-swap loop: one round per lane on the busiest word (each round
                 # one lane of every word wins); the warp waits on its exit (StaticKernel.loop_bit)
                 rounds = max(rows.word_lanes[row], 1)
-                self.sm.complete(warp, si, start + waves - p.smem_wave_cycles + rounds * p.cas_round_cycles,
-                                 True, pos)
+                self.sm.complete(warp, si, start + later + rounds * p.cas_round_cycles, True, pos)
             elif dst:  # after the bank cycles, the smem pipeline and the unit's writeback stages
-                t = start + p.smem_latency + waves - p.smem_wave_cycles + SMEM_WRITEBACK_STAGES
+                t = start + p.smem_latency + later + SMEM_WRITEBACK_STAGES
                 self.sm.complete(warp, si, self._book_wb(t, now) if p.wb_register else t, True, pos)
             self._done_one(warp, now)
             return None
@@ -347,7 +387,7 @@ class LdstUnit:
                 sent = self._send(WRITE, line, mask, ack, now)
             if sent:
                 if ack is not None:
-                    ins.warp.inflight += 1
+                    ins.warp.inflight += sector_requests(mask) if self.p.sector_write_acks else 1
                 if piped:
                     ins.outstanding -= 1
                     self._settle(ins, now)

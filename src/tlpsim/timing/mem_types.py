@@ -26,6 +26,16 @@ def popcount(x: int) -> int:
     return n
 
 
+def sector_requests(mask: int) -> int:
+    """The sector requests GPGPU-Sim's sectored L2 splits a 128-byte line's write
+    into (memory_sub_partition::breakdown_request_to_sector_requests): a warp's
+    coalesced segment is 128 bytes when it touches both halves of the line (all 4
+    sectors, written or not), else the 64- or 32-byte half or sector it touches."""
+    if mask & 3 and mask & 12:
+        return 4
+    return popcount(mask) or 1
+
+
 class MemRequest:
     """A memory transaction for one 128-byte line (or part of it).
 

@@ -54,24 +54,41 @@ def _shortfalls(v: dict) -> list[str]:
         "nvcc's PTX keeps each load next to its use, so a warp issuing the PTX in order waits a load's whole "
         "latency before every use. `gpu.block_schedule = \"list\"` issues each basic block list-scheduled "
         "within its dependences, as the card's SASS is laid out (docs/toolchains.md): "
-        + _errors(v, "sgemm_naive", "sgemm_tiled", "spmv_csr_scalar", "nbody_step", "mriq_computeq")
-        + " (+189.5%, +95.7%, +101.6%, +67.5% and +46.8% in the PTX's order). What the page once blamed, the "
-        "instruction count, is not it: the SASS of these kernels executes 0.94 to 1.29 times the PTX's warp "
-        "instructions (sgemm_naive 1.29: its 64-bit pointer adds are two SASS instructions each; "
-        "benchmarks/ptx_vs_sass.py, docs/toolchains.md). The loads now in flight together meet the L1's "
-        "MSHR merge limit (8 requests per line, GPGPU-Sim's Volta value): sgemm_naive's warps all read one "
-        "line of B, and its time depends on that limit, which no measurement here calibrates.",
+        + _errors(v, "sgemm_naive", "spmv_csr_scalar", "nbody_step", "mriq_computeq")
+        + " (+189.5%, +101.6%, +67.5% and +46.8% in the PTX's order). Like ptxas, the list order moves a load "
+        "past a store it provably cannot alias (one base register at disjoint offsets, or another state space: "
+        "sgemm_tiled's epilogue, four `LDG` then four `STG` per base in the cubin, where nvcc's order waited "
+        "for the L2 before each store) and first predicates forward branches over at most 12 PTX instructions "
+        "(`tlpsim.analysis.ifconvert`: bfs_expand's unrolled edge loop becomes one block whose eight loads "
+        "issue ahead of its stores, as in the cubin; the bound is read from the workloads' cubins, "
+        "benchmarks/ifconvert_vs_sass.py): " + _errors(v, "bfs_expand") + " (+54.8% without the two); "
+        + _errors(v, "lud_perimeter") + " (-7.2% without them: its staging loads now pass its shared stores, "
+        "as the cubin's 12 `LDG` before its `STS`; one latency-bound warp per SM, whose remaining time on the "
+        "card nothing modelled accounts for). What "
+        "the page once blamed, the instruction count, is not it: the SASS of these kernels executes 0.94 to "
+        "1.29 times the PTX's warp instructions (benchmarks/ptx_vs_sass.py, docs/toolchains.md).",
+        "- **Shared memory through the sub-cores: modelled.** The LD/ST unit is one unit the four "
+        "sub-partitions share, taking one instruction a cycle, and the banks return 128 B a cycle (NVIDIA's "
+        "answers on the CUDA forums, cited in the preset): one wavefront a cycle for the SM "
+        "(`sm.shared_cycles_per_conflict` 1). Each sub-partition hands its warps' addresses to it through its "
+        "own path, 4 cycles a shared instruction or 2 per wavefront if more "
+        "(`sm.shared_subcore_issue_cycles`, `sm.shared_subcore_cycles_per_conflict`), calibrated on "
+        "smem_stride.tput (4.8 cycles an access at strides 1 and 2, then 2 per wavefront) and the chain's 2 "
+        "cycles per extra wavefront: " + _errors(v, "sgemm_tiled", "histo_cta") + " (+46.4% and +14.2% "
+        "through one SM-wide unit at 2 cycles a wavefront, which paced sgemm_tiled's 128 shared loads per "
+        "256 FMAs per warp and tile at half the card's rate). Global memory instructions are not paced by the "
+        "sub-core path: no measurement here times their issue.",
         "- **Registers per thread: modelled.** `sm.register_count = \"ptxas_exact\"` reserves ptxas's count, as "
         "the card does, so CTAs per SM are the card's (kmeans_assign 5 with 48 registers, raycast 9 with 51; "
-        "reserving tlpsim's own larger allocation of the list-scheduled PTX, 77 and 56, gave 3 and 9; "
+        "reserving tlpsim's own larger allocation of the list-scheduled PTX, 77 and 80, gives 3 and 6; "
         "tests/timing/test_ptxas_exact.py). The allocation's extra register names are timed (scoreboard, banks) "
         "but not reserved (docs/plugins.md).",
-        "- **Shared-memory atomics: modelled.** A warp's lanes updating one word are serialised, a bank "
-        "wavefront each (`sm.shared_atomic_same_word`), and float adds run the compare-and-swap loop ptxas emits "
+        "- **Shared-memory atomics: modelled.** A warp's lanes updating one word are serialised, a wavefront "
+        "each (`sm.shared_atomic_same_word`), and float adds run the compare-and-swap loop ptxas emits "
         "for sm_90, one 56-cycle round per lane on the busiest word (`sm.shared_atomic_cas_ops`; the round is "
-        "derived from the calibrated latencies, not fitted): " + _errors(v, "kmeans_accumulate", "histo_cta")
-        + " (-76.5% and -35.4% before). The round's length is not measured on the card; its ATOMS.CAST may "
-        "take longer than a load.",
+        "derived from the calibrated latencies, not fitted): " + _errors(v, "kmeans_accumulate")
+        + " (-76.5% before). The round's length is not measured on the card; its ATOMS.CAST may take longer "
+        "than a load (benchmarks/hw/smem_atomics.cu measures it on the card).",
         "- **L2 near/far halves: modelled.** `l2.far_latency`: an SM's read of a line whose home slice is in "
         "the other half of the L2 pays the crossing (457 cycles load to use against 261 near) and leaves a copy "
         "in the reader's half that serves its later reads at the near latency until a write or atomic drops it "
@@ -79,20 +96,18 @@ def _shortfalls(v: dict) -> list[str]:
         "touches, about half of them far) with the near:far ratio published for Ampere (1.75, no Hopper figure "
         "is public). pointer_chase.256KB (" + _figure(v, "pointer_chase.256KB") + ") is not fitted: its second "
         "lap partly hits the card's L1, which grows to 256 KB for a kernel without shared memory, while "
-        "tlpsim's 224 KB LRU L1 misses every line of it. First-touch L2 reads now average what that chase "
-        "measures (about 359 cycles) where one latency gave 309, so launches that were already slower than the "
-        "card come out slower still; nothing per kernel offsets it. The bandwidth of the link between the "
-        "halves is not modelled (no public figure).",
-        "- **What the rest points to (measured on one SM, not modelled yet).** "
-        + _errors(v, "sgemm_tiled") + ": bound by the LD/ST unit, 128 shared loads per 256 FMAs per warp and "
-        "tile through one SM-wide unit that holds the banks 2 cycles per access "
-        "(`sm.shared_cycles_per_conflict`, calibrated on the conflict chain's latency steps), where the card "
-        "has an LD/ST unit per sub-core; one SM with one CTA takes 31,701 cycles, 25,467 at 1 cycle per access. "
-        + _errors(v, "sgemm_naive") + ": its busiest SM takes 33,119 cycles, 13,747 with an L1 MSHR merge "
-        "limit of 32 instead of 8 (its 16 warps read one line of B at once); the card's limit is not measured. "
-        "Too fast and not explained: " + _errors(v, "raycast", "kmeans_accumulate") + ".",
-        "- **Not modelled:** the per-kernel L1/shared carveout (L1 fixed at 224 KB), the sub-core's "
-        "8-lane LD/ST units (smem_stride.tput at strides 1-2), the extra FMA issue cost warp 0 sees at 8 warps "
+        "tlpsim's 224 KB LRU L1 misses every line of it. The bandwidth of the link between the halves is not "
+        "modelled (no public figure).",
+        "- **What the rest points to (not modelled yet).** " + _errors(v, "sgemm_naive") + ": the loads in "
+        "flight together meet the L1's MSHR merge limit (8 requests per line, GPGPU-Sim's Volta value): its "
+        "warps all read one line of B, and its busiest SM takes 33,119 cycles at 8, 13,747 at 32; the card's "
+        "limit is not measured (benchmarks/hw/l1_merge.cu measures it). Too fast and not explained: "
+        + _errors(v, "raycast", "kmeans_accumulate") + " (raycast is one wave of latency-bound warps whose "
+        "`sqrt.rn`/`div.rn` ptxas expands into multi-instruction sequences with a slow-path branch, 1.29 SASS "
+        "instructions per PTX one; tlpsim times each as one instruction).",
+        "- **Not modelled:** the per-kernel L1/shared carveout (L1 fixed at 224 KB), the card's cost per "
+        "iteration of smem_stride.tput's loop (0.8 cycles an access at every stride: about 26 cycles per 32 "
+        "loads, near one shared load's latency, as if each iteration waited for its last load), the extra FMA issue cost warp 0 sees at 8 warps "
         "(dep_chain.fma.256), the card's taken-branch cost in dep_chain's loop (its SASS, like the list "
         "order, issues the loop counter inside the chain; the card's 4.5 cycles per op leave about 10 cycles "
         "per 32-op iteration to the branch, tlpsim's 4.2 about 6)."]
