@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 
 import tlpsim
@@ -11,22 +14,8 @@ from tlpsim.config.loader import load_config
 from tlpsim.frontend.ptx_parser import parse_ptx
 from tlpsim.workloads.registry import get_workload
 
-HEAD = """
-.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry k(.param .u64 pa, .param .u64 pb)
-{
-  .reg .pred %p<4>;
-  .reg .f32 %f<16>;
-  .reg .b32 %r<16>;
-  .reg .b64 %rd<8>;
-"""
-
-
-def kernel(body: str):
-    return parse_ptx(HEAD + body + "\n}\n").functions["k"]
-
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_schedule import HEAD, kernel  # the hand-written kernels' header and parse
 
 # bfs_expand's shape: each edge's stores skipped by a branch on the loaded flag
 TWO_EDGES = """

@@ -185,6 +185,14 @@ class LdstUnit:
         waves = degree * p.sub_wave_cycles
         return waves if waves > p.sub_issue_cycles else p.sub_issue_cycles
 
+    def path_free(self, sched: int, now: int) -> bool:
+        """Whether scheduler `sched`'s sub-core path takes a shared access at `now`."""
+        return self.sub_free[sched] <= now
+
+    def hold_path(self, sched: int, cycles: int, now: int) -> None:
+        """A shared access entered through `sched`'s path: it is busy `cycles` from `now`."""
+        self.sub_free[sched] = now + cycles
+
     def busy(self) -> bool:
         return (bool(self.queue) or self.cur is not None or self.inflight > 0 or bool(self.requests)
                 or bool(self.missq) or bool(self.l1pipe))
