@@ -8,16 +8,30 @@ held whole however long its warps run."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from tlpsim.frontend.ir import Function, Reg
+from tlpsim.functional.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from tlpsim.trace.format import DEGREE_COLUMNS, SHARED_BANK_COUNTS, SPACE_CODES
+from tlpsim.trace.localmem import cta_relative
 from tlpsim.trace.pieces import canonical, skeleton
 
 LANES = np.arange(32, dtype=np.int64)
 _SECTOR_BITS = 48  # warp position << 48 | sector number stays unique in a uint64
+_TYPE = re.compile(r"[a-z]+(\d+)(x2)?")
+_LOCAL, _GENERIC, _SHARED = SPACE_CODES["local"], SPACE_CODES["generic"], SPACE_CODES["shared"]
+_LOCAL_LO, _LOCAL_HI = np.uint64(LOCAL_WINDOW), np.uint64(LOCAL_WINDOW + WINDOW_SIZE)
+_SHARED_LO, _SHARED_HI = np.uint64(SHARED_WINDOW), np.uint64(SHARED_WINDOW + WINDOW_SIZE)
 _CLASS = {"uniform": 0, "stride1": 1, "stride4": 2, "half_uniform": 3, "half_stride1": 4, "half_stride4": 5,
           "other": 6, "partial": 7}
+
+
+def _type_bytes(ptx_type: str | None) -> int:
+    """Bytes of one element of a PTX load/store type (f16x2 and bf16x2 are 4)."""
+    m = _TYPE.fullmatch(ptx_type or "")
+    return max(int(m.group(1)) // 8, 1) * (2 if m.group(2) else 1) if m else 4
 
 
 class TraceRecorder:
@@ -56,8 +70,7 @@ class TraceRecorder:
                                                                          "applypriority", "cvta", "isspacep"):
                 space = spaces[ins.index] or "generic"
                 self.space_code[ins.index] = SPACE_CODES.get(space, SPACE_CODES["generic"])
-                tsize = int(ins.type[1:].rstrip("x2")) // 8 if ins.type and ins.type[1:].rstrip("x2").isdigit() else 4
-                self.access_size[ins.index] = max(tsize, 1) * ins.vec
+                self.access_size[ins.index] = _type_bytes(ins.type) * ins.vec
             elif ins.base == "tex":  # a texture fetch is modelled as a 4-byte global load of its first texel
                 self.space_code[ins.index] = SPACE_CODES["global"]
                 self.access_size[ins.index] = 4
@@ -107,9 +120,15 @@ class TraceRecorder:
         size = int(self.access_size[pc])
         first = self.n_mem
         self.n_mem += nw
-        self.mem_space.append(np.full(nw, code, dtype=np.int8))
-        self.mem_size.append(np.full(nw, size, dtype=np.int16))
         a = addrs.astype(np.uint64, copy=False)
+        spaces = np.full(nw, code, dtype=np.int8)
+        degree = None  # bank degrees of generic accesses that resolve to shared memory
+        if code == _GENERIC:
+            a, pos, eidx, degree = self._generic_shared(pc, a, pos, eidx, size, spaces)
+        if code == _LOCAL or code == _GENERIC:
+            a, pos = self._local(code, a, pos, eidx, size, spaces)
+        self.mem_space.append(spaces)
+        self.mem_size.append(np.full(nw, size, dtype=np.int16))
         if code == SPACE_CODES["shared"]:
             self.bank_degree.append(self._bank_degree(a, pos, nw, size, eidx.size == nw * 32, self.atomic[pc]))
             self.mem_counts.append(np.zeros(nw, dtype=np.int64))
@@ -125,8 +144,54 @@ class TraceRecorder:
             counts = np.bincount((key >> np.uint64(_SECTOR_BITS)).astype(np.int64), minlength=nw)
             self.sectors.append(key & np.uint64((1 << _SECTOR_BITS) - 1))
             self.mem_counts.append(counts)
-            self.bank_degree.append(np.zeros((nw, DEGREE_COLUMNS), dtype=np.int16))
+            self.bank_degree.append(degree if degree is not None else np.zeros((nw, DEGREE_COLUMNS), dtype=np.int16))
         return np.arange(first, first + nw, dtype=np.int32)
+
+    def _generic_shared(self, pc: int, a: np.ndarray, pos: np.ndarray, eidx: np.ndarray, size: int,
+                        spaces: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """A warp's generic access whose lanes all reach the shared window is a shared-memory
+        access (GPGPU-Sim resolves a generic address's space per access): its rows get
+        `spaces` shared and bank degrees; the other lanes are returned for the sector path."""
+        inside = (a >= _SHARED_LO) & (a < _SHARED_HI)
+        if not inside.any():
+            return a, pos, eidx, None
+        nw = spaces.size
+        whole = (np.bincount(pos[~inside], minlength=nw) == 0) & (np.bincount(pos, minlength=nw) > 0)
+        if not whole.any():
+            return a, pos, eidx, None
+        spaces[whole] = _SHARED
+        sel = whole[pos]
+        rows = np.flatnonzero(whole)
+        remap = np.zeros(nw, dtype=np.int64)
+        remap[rows] = np.arange(rows.size, dtype=np.int64)
+        degree = np.zeros((nw, DEGREE_COLUMNS), dtype=np.int16)
+        degree[rows] = self._bank_degree(a[sel] - _SHARED_LO, remap[pos[sel]], rows.size, size,
+                                         int(sel.sum()) == rows.size * 32, self.atomic[pc])
+        keep = ~sel
+        return a[keep], pos[keep], eidx[keep], degree
+
+    def _local(self, code: int, a: np.ndarray, pos: np.ndarray, eidx: np.ndarray, size: int,
+               spaces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Local lanes' per-thread offsets laid out across their CTA's threads
+        (trace.localmem); a warp's generic access whose lanes all reach the local window
+        counts as local (`spaces` updated), any other keeps its addresses."""
+        if code == _LOCAL:
+            loc, off = None, a
+        else:
+            inside = (a >= _LOCAL_LO) & (a < _LOCAL_HI)
+            if not inside.any():
+                return a, pos
+            whole = np.bincount(pos[~inside], minlength=spaces.size) == 0  # warps with only local lanes
+            spaces[whole] = _LOCAL
+            loc = whole[pos]
+            off = a[loc] - _LOCAL_LO
+        e = eidx if loc is None else eidx[loc]
+        thread = ((self.warp_base + (e >> 5)) % self.warps_per_cta) * 32 + (e & 31)
+        rel, lane = cta_relative(off.astype(np.int64), thread, self.warps_per_cta * 32, size)
+        if loc is None:
+            return rel.astype(np.uint64), pos[lane]
+        return (np.concatenate([a[~loc], rel.astype(np.uint64)]),
+                np.concatenate([pos[~loc], pos[loc][lane]]))
 
     @staticmethod
     def _bank_degree(a: np.ndarray, pos: np.ndarray, nw: int, size: int, full: bool,

@@ -262,7 +262,8 @@ def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem, plugin
                                       l1_miss_queue=cfg.l1d.miss_queue_entries,
                                       queue_entries=ldst_queue_entries(s),
                                       wb_register=s.pipelines.ldst_writeback_register,
-                                      sector_write_acks=cfg.l2.sector_write_acks and cfg.l2.sectored),
+                                      sector_write_acks=cfg.l2.sector_write_acks and cfg.l2.sectored,
+                                      n_sms=cfg.gpu.n_sms, cta_slots=max_ctas),
                     l1d, l1c, mem.sm_out[sm_id], mem.sm_in[sm_id],
                     mem.amap.partition_of)  # the compiled method itself: called per request
     ldst.bypass_global = cfg.l1d.enabled and cfg.l1d.bypass_global

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from tlpsim.timing.sm import SM
     from tlpsim.timing.warp import Warp
 from tlpsim.trace.format import SPACE_CODES
+from tlpsim.trace.localmem import placed_line
 
 _SHARED: Final[int] = SPACE_CODES["shared"]
 _LOCAL: Final[int] = SPACE_CODES["local"]
@@ -79,6 +80,9 @@ class LdstParams:
     # the L2 acknowledges a write once per sector request it splits it into
     # (l2.sector_write_acks): the warp waits for all of them (GPGPU-Sim inc_store_req per sector)
     sector_write_acks: bool = False
+    # local memory's placement (trace.localmem): SMs on the GPU and CTA slots per SM
+    n_sms: int = 1
+    cta_slots: int = 8
 
 
 class _Instr:
@@ -318,6 +322,12 @@ class LdstUnit:
             self._done_one(warp, now)
             return None
         accesses = rows.accesses(row)
+        if space == _LOCAL:  # the trace's CTA-relative lines, placed for this CTA's SM and slot
+            p = self.p
+            tp = warp.run.trace.warps_per_cta * 32
+            slot = warp.cta.slot
+            accesses = [(placed_line(line, tp, self.sm_id, slot, p.n_sms, p.cta_slots), mask)
+                        for line, mask in accesses]
         kind = ATOMIC if si.is_atomic else (WRITE if si.is_store else READ)
         if space == _CONST or space == _KPARAM:
             cache = self.l1c

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-TRACE_FORMAT_VERSION = 5  # 4: memory rows in trace order; files of pieces (trace.spill); 5: atomics' lane columns
+TRACE_FORMAT_VERSION = 6  # 6: local accesses in the CTA-relative layout of trace.localmem; 4: memory rows in trace order; files of pieces (trace.spill); 5: atomics' lane columns
 SHARED_BANK_COUNTS = (8, 16, 32, 64)  # columns of mem_bank_degree (then the same for atomics' lanes, then one)
 DEGREE_COLUMNS = 2 * len(SHARED_BANK_COUNTS) + 1  # columns of mem_bank_degree
 SPACE_CODES = {"global": 0, "shared": 1, "local": 2, "const": 3, "param": 4, "kparam": 5, "generic": 6}
