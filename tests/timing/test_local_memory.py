@@ -167,3 +167,37 @@ def test_generic_accesses_that_reach_shared_memory_are_shared():
         rec = tlpsim.RawKernel(src, "gs")((1,), (64,), (tlpsim.asarray(sel), out))
         np.testing.assert_array_equal(out.get()[:32], (np.arange(32) * 2) % 64)
     assert rec.stats.per_sm[0]["smem_accesses"] == 3
+
+
+def test_one_generic_load_resolved_three_ways():
+    """Warp 0's pointer is shared, warp 1's local, warp 2's global: one instruction, three
+    spaces, each warp's row its own."""
+    src = r'''
+    extern "C" __global__ void g3(const int* sel, float* out) {
+        __shared__ float tile[96];
+        float buf[8];
+        int t = threadIdx.x;
+        tile[t] = t;
+        for (int i = 0; i < 8; ++i) buf[i] = t + i;
+        __syncthreads();
+        volatile int s = sel[t];
+        float* p = s == 1 ? tile : (s == 2 ? buf : out);
+        out[t] = p[sel[t + 96] & 7];
+    }'''
+    sel = np.concatenate([np.full(32, 1), np.full(32, 2), np.zeros(32), np.arange(96) % 8]).astype(np.int32)
+    with tlpsim.Device(mode="functional", trace=True, trace_cache=False) as dev:
+        out = tlpsim.zeros(96, np.float32)
+        tlpsim.RawKernel(src, "g3")((1,), (96,), (tlpsim.asarray(sel), out))
+        rec = dev.launches[0]
+        fn = dev.analyzed_kernel(rec.mangled).fn
+    got = out.get()
+    np.testing.assert_array_equal(got[:32], np.arange(32) % 8)
+    np.testing.assert_array_equal(got[32:64], np.arange(32, 64) + np.arange(32, 64) % 8)
+    generic = [i.index for i in fn.instructions if i.opcode in ("ld.f32", "ld.u32")]
+    assert len(generic) == 1, [i.opcode for i in fn.instructions]
+    tr = rec.trace
+    mem, pc, warp = np.asarray(tr.mem), np.asarray(tr.pc), np.asarray(tr.warp)
+    rows = {int(warp[k]): int(mem[k]) for k in np.flatnonzero((pc == generic[0]) & (mem >= 0))}
+    space = np.asarray(tr.mem_space)
+    assert [int(space[rows[w]]) for w in range(3)] == [SPACE_CODES["shared"], SPACE_CODES["local"],
+                                                       SPACE_CODES["generic"]]

@@ -181,7 +181,9 @@ class TraceRecorder:
             inside = (a >= _LOCAL_LO) & (a < _LOCAL_HI)
             if not inside.any():
                 return a, pos
-            whole = np.bincount(pos[~inside], minlength=spaces.size) == 0  # warps with only local lanes
+            # warps with lanes, all of them local (a warp resolved to shared has none left here)
+            nw = spaces.size
+            whole = (np.bincount(pos[~inside], minlength=nw) == 0) & (np.bincount(pos, minlength=nw) > 0)
             spaces[whole] = _LOCAL
             loc = whole[pos]
             off = a[loc] - _LOCAL_LO
