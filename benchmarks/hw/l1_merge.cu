@@ -13,29 +13,11 @@
 // slowest warp's and of the average warp's interval (cycles).
 //
 // Build and run (H200): nvcc -arch=sm_90 -O3 -o l1_merge l1_merge.cu && ./l1_merge
-#include <cstdio>
-#include <cuda_runtime.h>
-
-#define CHECK(call)                                                                  \
-    do {                                                                             \
-        cudaError_t e_ = (call);                                                     \
-        if (e_ != cudaSuccess) {                                                     \
-            fprintf(stderr, "CUDA error %s at %s:%d\n", cudaGetErrorString(e_),      \
-                    __FILE__, __LINE__);                                             \
-            return 1;                                                                \
-        }                                                                            \
-    } while (0)
+#include "hw_common.h"
 
 #define ROUNDS 64
 #define STEP_WORDS 1024          // 4 KB between rounds' lines
 #define BUF_WORDS (4 << 20)      // 16 MB
-
-__device__ __forceinline__ unsigned int read_clock()
-{
-    unsigned int c;
-    asm volatile("mov.u32 %0, %%clock;" : "=r"(c));
-    return c;
-}
 
 __global__ void merge(const float *buf, unsigned int *cycles, float *sink)
 {

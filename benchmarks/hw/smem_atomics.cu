@@ -11,28 +11,10 @@
 // around the timed updates / REPS = cycles per update.
 //
 // Build and run (H200): nvcc -arch=sm_90 -O3 -o smem_atomics smem_atomics.cu && ./smem_atomics
-#include <cstdio>
-#include <cuda_runtime.h>
-
-#define CHECK(call)                                                                  \
-    do {                                                                             \
-        cudaError_t e_ = (call);                                                     \
-        if (e_ != cudaSuccess) {                                                     \
-            fprintf(stderr, "CUDA error %s at %s:%d\n", cudaGetErrorString(e_),      \
-                    __FILE__, __LINE__);                                             \
-            return 1;                                                                \
-        }                                                                            \
-    } while (0)
+#include "hw_common.h"
 
 #define REPS 256
 #define PASSES 2
-
-__device__ __forceinline__ unsigned int read_clock()
-{
-    unsigned int c;
-    asm volatile("mov.u32 %0, %%clock;" : "=r"(c));
-    return c;
-}
 
 __global__ void iatom(int m, unsigned int *clk, int *out)
 {
