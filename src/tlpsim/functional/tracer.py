@@ -34,6 +34,11 @@ def _type_bytes(ptx_type: str | None) -> int:
     return max(int(m.group(1)) // 8, 1) * (2 if m.group(2) else 1) if m else 4
 
 
+def _warps_all_inside(inside: np.ndarray, pos: np.ndarray, nw: int) -> np.ndarray:
+    """Per warp position: it has lanes, and every one of them is `inside` a window."""
+    return (np.bincount(pos[~inside], minlength=nw) == 0) & (np.bincount(pos, minlength=nw) > 0)
+
+
 class TraceRecorder:
     """Collects rows during a launch chunk by chunk (`begin_chunk`, `record`,
     `end_chunk`) and hands them to `sink` as pieces: `sink.add_run(piece)` for each
@@ -156,7 +161,7 @@ class TraceRecorder:
         if not inside.any():
             return a, pos, eidx, None
         nw = spaces.size
-        whole = (np.bincount(pos[~inside], minlength=nw) == 0) & (np.bincount(pos, minlength=nw) > 0)
+        whole = _warps_all_inside(inside, pos, nw)
         if not whole.any():
             return a, pos, eidx, None
         spaces[whole] = _SHARED
@@ -181,9 +186,8 @@ class TraceRecorder:
             inside = (a >= _LOCAL_LO) & (a < _LOCAL_HI)
             if not inside.any():
                 return a, pos
-            # warps with lanes, all of them local (a warp resolved to shared has none left here)
-            nw = spaces.size
-            whole = (np.bincount(pos[~inside], minlength=nw) == 0) & (np.bincount(pos, minlength=nw) > 0)
+            # (a warp resolved to shared memory has no lanes left here: it stays shared)
+            whole = _warps_all_inside(inside, pos, spaces.size)
             spaces[whole] = _LOCAL
             loc = whole[pos]
             off = a[loc] - _LOCAL_LO
