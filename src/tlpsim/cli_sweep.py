@@ -134,11 +134,31 @@ def _interrupted(s, spec: str, db_path: str, db_option: str | None, terminated: 
               help="Add every whole-run metric (hit rates, utilisation, plug-in counters, ...) as columns.")
 @click.option("--all", "show_all", is_flag=True,
               help="Also list runs superseded by a later sweep with edited plug-in code (status 'stale').")
+@click.option("--export", "export_dir", type=click.Path(file_okay=False), default=None,
+              help="Write each run the folder lacks as DIR/<key>.json.gz (and the meta values), e.g. to keep "
+                   "finished runs in version control or carry them to another machine.")
+@click.option("--import", "import_dir", type=click.Path(file_okay=False), default=None,
+              help="Add the runs of a folder written by --export that DB lacks (DB is created if missing); a "
+                   "sweep or experiment then reuses them.")
 @_friendly
-def results_cmd(db: str, as_csv: bool, as_json: bool, where: tuple, metrics: bool, show_all: bool = False) -> None:
+def results_cmd(db: str, as_csv: bool, as_json: bool, where: tuple, metrics: bool, show_all: bool = False,
+                export_dir: str | None = None, import_dir: str | None = None) -> None:
     """The results database as a table: one row per run."""
     from tlpsim.sweep.store import ResultsDB
     from tlpsim.sweep.table import columns, select
+
+    if export_dir or import_dir:
+        from tlpsim.sweep.archive import export_runs, import_runs
+
+        if import_dir:
+            with ResultsDB(db) as store:
+                added, kept = import_runs(import_dir, store)
+            click.echo(f"{db}: {added} run(s) imported from {import_dir}, {kept} already there")
+        if export_dir:
+            with ResultsDB(db, create=False) as store:
+                written, kept = export_runs(store, export_dir)
+            click.echo(f"{export_dir}: {written} run(s) exported from {db}, {kept} already there")
+        return
 
     with ResultsDB(db, create=False) as store:
         db_rows = store.rows(with_stats=metrics or as_json or any(_needs_stats(w) for w in where),
