@@ -241,6 +241,18 @@ def test_write_back_of_dirty_victim():
     assert l2.cache.state(LINE) == (0b0001, 0b0001, 0)       # line 1 stays dirty
 
 
+def test_an_l1_writeback_is_written_but_not_acknowledged():
+    """GPGPU-Sim's L2 deletes an L1_WRBK_ACC after its lookup: the line is written
+    (dirty, lazy fetch on read) and no reply goes back; an ordinary write is acked."""
+    L = 10
+    wb = req(WRITE, 0, 0b1111, "wb")
+    wb.ack = False
+    eng, sm, l2, dram = build([(0, wb), (1, req(WRITE, 1, 0b0001, "w"))], hit_latency=L)
+    run(eng)
+    assert "wb" not in sm.got and sm.latency("w") == L + 2
+    assert l2.cache.state(0) == (0b1111, 0b1111, 0) and l2.stats.write_acks == 1 and not dram.log
+
+
 def test_written_sectors_hit_and_others_sector_miss():
     L, D = 10, 20
     sched = [(0, req(WRITE, 0, 0b0001, "w")), (50, req(READ, 0, 0b0001, "hit")),

@@ -136,6 +136,17 @@ class L1DConfig(CacheConfig):
     requests_per_cycle: int = field(1, "memory transactions the L1D accepts per core cycle "
                                        "(gpgpu_mem_unit_ports)", unit="requests/cycle", ge=1, le=64)
 
+    def problems(self) -> list[str]:
+        out = super().problems()
+        # the LD/ST unit models GPGPU-Sim's no-write-allocate L1 stores (timing/cache_port.py)
+        if self.write_policy == "read_only":
+            out.append(f"{self.k('write_policy')} = 'read_only': the L1D takes stores; choose write_back, "
+                       "write_through, write_evict or local_wb_global_wt")
+        if self.write_allocate != "no_write_allocate":
+            out.append(f"{self.k('write_allocate')} = '{self.write_allocate}' is not modelled for the L1D "
+                       "(GPGPU-Sim's Fermi, Maxwell and Hopper L1s are no_write_allocate): use no_write_allocate")
+        return out
+
 
 class L1CConfig(CacheConfig):
     """Per-SM constant cache (GPGPU-Sim gpgpu_const_cache:l1). Defaults: GTX480, 8 KiB."""

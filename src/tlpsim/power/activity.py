@@ -104,7 +104,9 @@ def launch_activity(cfg, table: dict, cycles: int, per_sm: list, sm_parts: list,
     if cfg.l1d.enabled:
         act.add("l1d", "access", _sum(per_sm, "l1d_accesses"))
         act.add("l1d", "fill", _sum([p["l1d"] for p in sm_parts], "fill_sectors"))
-        act.add("l1d", "write", _sum(l2, "writes"))
+        # the stores the L1 took: those sent on to the L2 (its writes, less the L1's own
+        # dirty-line writebacks) and those a write-back line kept
+        act.add("l1d", "write", _sum(l2, "writes") - _sum(per_sm, "l1d_writebacks") + _sum(per_sm, "l1d_write_hits"))
     act.add("l1c", "access", _sum(per_sm, "l1c_accesses"))
     act.add("l1c", "fill", _sum([p["l1c"] for p in sm_parts], "fills"))
     act.add("l1i", "access", warp_insts / s.fetch_width)

@@ -61,7 +61,7 @@ _TABLE = {
     "operand_collector": {"read_energy_pj": EVENT_PJ["REG_RD_collector"]},
     "smem": {"pass_energy_pj": EVENT_PJ["SHRD_ACC"]},
     "l1d": {"read_hit_energy_pj": EVENT_PJ["DC_RH"], "read_miss_energy_pj": EVENT_PJ["DC_RM"],
-            "write_miss_energy_pj": EVENT_PJ["DC_WM"]},
+            "write_hit_energy_pj": EVENT_PJ["DC_WH"], "write_miss_energy_pj": EVENT_PJ["DC_WM"]},
     "l1c": {"hit_energy_pj": EVENT_PJ["CC_H"], "miss_energy_pj": EVENT_PJ["CC_M"]},
     "l1i": {"hit_energy_pj": EVENT_PJ["IC_H"], "miss_energy_pj": EVENT_PJ["IC_M"]},
     "decode": {"inst_energy_pj": EVENT_PJ["TOT_INST"]},
@@ -98,7 +98,10 @@ def gpuwattch_activity(cfg, inputs) -> Activity:
     l2 = mem.get("l2_slices", [])
     act.add("l1d", "read_hit", _sum(per_sm, "l1d_hits") + _sum(per_sm, "l1d_pending_hits"))
     act.add("l1d", "read_miss", _sum(per_sm, "l1d_misses"))
-    act.add("l1d", "write_miss", _sum(l2, "writes"))      # write-through, no write-allocate
+    # a store a write-back line kept is a write hit; every other store reaches the L2 (no
+    # write-allocate), where the L1's dirty-line writebacks are writes too but not stores
+    act.add("l1d", "write_hit", _sum(per_sm, "l1d_write_hits"))
+    act.add("l1d", "write_miss", _sum(l2, "writes") - _sum(per_sm, "l1d_writebacks"))
     act.add("l1c", "hit", _sum(per_sm, "l1c_accesses") - _sum(per_sm, "l1c_misses"))
     act.add("l1c", "miss", _sum(per_sm, "l1c_misses"))
     warp_insts = _sum(per_sm, "warp_insts")

@@ -11,6 +11,7 @@ from typing import Any
 
 from tlpsim.errors import ConfigError
 from tlpsim.timing.cache import MSHR, CacheArray
+from tlpsim.timing.cache_policy import CachePolicy
 from tlpsim.timing.cache_port import CachePort
 from tlpsim.timing.dram import AddressMap, DramChannel
 from tlpsim.timing.engine import ClockDomain, Engine
@@ -248,7 +249,8 @@ def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem, plugin
         l1d = CachePort("l1d", CacheArray(c.size_kb * 1024, c.assoc, c.line_bytes,
                                           c.sector_bytes if c.sectored else None, c.replacement,
                                           _set_index(c.set_index)),
-                        MSHR(c.mshr_entries, c.mshr_max_merge), c.hit_latency)
+                        MSHR(c.mshr_entries, c.mshr_max_merge), c.hit_latency,
+                        CachePolicy(c.replacement, c.write_policy, c.allocation, c.write_allocate, c.set_index))
     c = cfg.l1c
     l1c = CachePort("l1c", CacheArray(c.size_kb * 1024, c.assoc, c.line_bytes,
                                       c.sector_bytes if c.sectored else None, c.replacement, _set_index(c.set_index)),

@@ -1,13 +1,23 @@
 """An SM-side cache (L1 data or constant cache) as the LD/ST unit uses it: the
 shared tag array and MSHR table of `cache.py` plus a hit latency and a write
-policy. It does not tick; the LD/ST unit calls it once per line access."""
+policy. It does not tick; the LD/ST unit calls it once per line access.
+
+Stores follow GPGPU-Sim's data_cache for a no-write-allocate L1 (`wr_hit_*`,
+`wr_miss_no_wa` in gpu-cache.cc): a write-back hit leaves the line dirty here and
+sends nothing; a write-through hit updates the line and sends the write; a
+write-evict hit invalidates the written sectors and sends it; a miss (a pending
+fill included) sends it without allocating. "local_wb_global_wt" (GTX480's "L")
+writes local memory back and global memory through with eviction. A read miss that
+evicts a dirty line also sends the line's writeback (`last_writeback`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, Final
 
+from tlpsim.timing.cache_policy import CachePolicy
 from tlpsim.timing.cache import (
+    HIT,
     HIT_RESERVED,
     MISS,
     MSHR,
@@ -24,18 +34,34 @@ FAIL_MSHR: Final = "res_fail_mshr"      # no free MSHR entry
 FAIL_MERGE: Final = "res_fail_merge"    # the line's MSHR entry holds max_merge requests
 FAIL_QUEUE: Final = "res_fail_queue"    # no room to send the miss
 
+# what `write` did with a store: the caller sends it to the next level, or the line took it
+WRITE_SENT: Final = 0
+WRITE_ABSORBED: Final = 1
+
 
 class CachePort:
     """`read` classifies and books one line access; `fill` completes misses."""
 
     def __init__(self, name: str, array: CacheArray, mshr: MSHR, hit_latency: int,
-                 write_through_no_allocate: bool = True) -> None:
+                 policy: CachePolicy | None = None) -> None:
         self.name = name
         self.array = array
         self.mshr = mshr
         self.hit_latency = hit_latency
-        self.wt_na = write_through_no_allocate
+        # None: write-through without allocation (a store updates a present line)
+        wp = policy.write_policy if policy is not None else "write_through"
+        if wp == "read_only" and policy is not None:
+            wp = "write_through"  # (a read-only cache takes no stores; kept for plug-in requests)
+        if policy is not None and policy.write_allocate != "no_write_allocate":
+            raise ValueError(f"{name}: write_allocate {policy.write_allocate!r} is not modelled for an SM-side "
+                             f"cache (GPGPU-Sim's Fermi, Maxwell and Hopper L1s are no_write_allocate)")
+        self.policy = policy if policy is not None and policy.write_policy != "read_only" else None
+        # whether a line can become dirty here: a read miss then keeps room for a
+        # writeback beside its request (GPGPU-Sim's rd_miss_base: miss_queue_full(1))
+        self.holds_dirty = wp in ("write_back", "local_wb_global_wt")
         self.last_evicted = -1   # line address the last "miss" evicted, or -1 (for l1d_access events)
+        # (line address, dirty sectors) the last "miss" evicted dirty, or (-1, 0): the caller sends it
+        self.last_writeback: tuple[int, int] = (-1, 0)
         self.last_refusal = ""   # why the last "fail" was refused (a FAIL_* counter name)
         # bumped by every change of the tags or MSHRs: a refused read retried with the
         # same version (and the same room to send) is refused again, for the same reason
@@ -79,6 +105,7 @@ class CachePort:
         self.version += 1
         ev = r.evicted
         self.last_evicted = ev.addr if ev is not None else -1
+        self.last_writeback = (ev.addr, arr.widen(ev.dirty)) if ev is not None and ev.dirty else (-1, 0)
         if entry:
             mshr.merge(line, token, mask, fetch=r.missing)
         else:
@@ -98,15 +125,32 @@ class CachePort:
             self.array.fill(line, mask)
         return self.mshr.fill(line, mask) if self.mshr.lookup(line) else []
 
-    def write(self, line: int, mask: int, now: int) -> None:
-        """A store (write-through, no write-allocate: update a present line only)."""
+    def write(self, line: int, mask: int, local: bool, now: int) -> int:
+        """A store of `mask`'s sectors (`local`: to local memory): WRITE_ABSORBED when
+        the line keeps it (a write-back hit), else WRITE_SENT (the caller sends it on).
+        A hit is a present line whose written sectors are all valid; it counts as an
+        access and updates the replacement order, as GPGPU-Sim's wr_hit_* do."""
         self.version += 1
-        if line in self.array:
-            self.array.write(line, mask, dirty=not self.wt_na)
+        arr = self.array
+        if arr.probe(line, mask, check_alloc=False) != HIT:
+            return WRITE_SENT  # no write-allocate: the line (or its pending fill) is left as it is
+        pol = self.policy
+        if pol is None:  # write-through
+            arr.access(line, mask, allocate=False, reserve=False)
+            arr.write(line, mask, dirty=False)
+            return WRITE_SENT
+        act = pol.on_write(True, local)
+        arr.access(line, mask, allocate=False, reserve=False)
+        if act.invalidate:
+            arr.invalidate(line, mask)
+            return WRITE_SENT
+        arr.write(line, mask, dirty=act.dirty)
+        return WRITE_SENT if act.send else WRITE_ABSORBED
 
     def flush(self) -> None:
         self.version += 1
         self.array.invalidate_all()
 
 
-__all__ = ["CachePort", "FAIL_MERGE", "FAIL_MSHR", "FAIL_QUEUE", "FAIL_SET", "MISS", "SECTOR_MISS"]
+__all__ = ["CachePort", "FAIL_MERGE", "FAIL_MSHR", "FAIL_QUEUE", "FAIL_SET", "MISS", "SECTOR_MISS",
+           "WRITE_ABSORBED", "WRITE_SENT"]

@@ -444,7 +444,7 @@ class L2Slice(Component):
             self._dram(WRITE, addr, mask, now)
         if self._split:
             self._replica.pop(addr, None)    # the write invalidates the other half's copy
-        if self.write_ack:
+        if self.write_ack and req.ack:  # (GPGPU-Sim deletes an L1_WRBK_ACC without a reply)
             if self.sector_write_acks:
                 self._sector_acks(req, mask, now)
             else:

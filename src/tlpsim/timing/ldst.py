@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from tlpsim.timing.cache_port import CachePort
+from tlpsim.timing.cache_port import WRITE_ABSORBED, CachePort
 from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest, popcount, sector_requests
 from tlpsim.timing.queues import TimedQueue
 from tlpsim.timing.static import StaticInstr
@@ -95,6 +95,7 @@ class _Instr:
         "dst",
         "issued",
         "kind",
+        "local",
         "outstanding",
         "pos",
         "ready",
@@ -115,6 +116,7 @@ class _Instr:
         self.kind = kind
         self.cache = cache
         self.issued = False
+        self.local = False            # a local-memory access (the L1's write policy can tell them apart)
 
 
 class LdstUnit:
@@ -152,6 +154,7 @@ class LdstUnit:
         # L1D requests waiting for the interconnect: (cycle they may leave, request)
         self.missq: deque[tuple[int, MemRequest]] = deque()
         self.missq_cap = max(params.l1_miss_queue, 1)
+        self._read_slots = 2 if l1d is not None and l1d.holds_dirty else 1
         # the L1D read last refused (the instruction, and the L1's version, miss-queue
         # length and line then) and the reason: a retry before any of them changed is
         # refused for the same reason without looking again
@@ -337,6 +340,7 @@ class LdstUnit:
             cache = self.l1d
         ins = _Instr(warp, 0 if kind == WRITE else dst, accesses, kind, cache, si, pos)
         ins.ready = now
+        ins.local = space == _LOCAL
         if not accesses:
             if ins.dst:
                 self.sm.complete(warp, si, now + 1, True, pos)
@@ -356,12 +360,20 @@ class LdstUnit:
     def _missq_room(self) -> bool:
         return len(self.missq) < self.missq_cap
 
-    def _send_l1(self, kind: str, line: int, mask: int, token: Any, now: int) -> bool:
+    def _missq_room_read(self) -> bool:
+        """Room for a read miss: its request and, where the L1 can hold dirty lines, a
+        victim's writeback (GPGPU-Sim checks miss_queue_full(1) before every read miss)."""
+        return len(self.missq) + self._read_slots <= self.missq_cap
+
+    def _send_l1(self, kind: str, line: int, mask: int, token: Any, now: int, ack: bool = True) -> bool:
         """A request from the L1 data cache into its miss queue (False when that is full);
-        it leaves for the interconnect from the next cycle, when there is room."""
+        it leaves for the interconnect from the next cycle, when there is room. `ack`
+        False: a dirty line's writeback, which the L2 does not acknowledge."""
         if len(self.missq) >= self.missq_cap:
             return False
         req = MemRequest(kind, line, mask, self.sm_id, self.partition_of(line), token, now * self._period)
+        if not ack:
+            req.ack = False
         self.missq.append((now + 1, req))
         return True
 
@@ -399,7 +411,16 @@ class LdstUnit:
             if ins.cache is not None:
                 if not self._missq_room():
                     return False
-                ins.cache.write(line, mask, now)
+                st = self.stats
+                st.l1d_writes += 1
+                if ins.cache.write(line, mask, ins.local, now) == WRITE_ABSORBED:
+                    # a write-back hit: the line keeps it and the store is done here
+                    # (GPGPU-Sim acknowledges it as it leaves the L1's latency queue)
+                    st.l1d_write_hits += 1
+                    if piped:
+                        ins.outstanding -= 1
+                        self._settle(ins, now)
+                    return True
                 sent = self._send_l1(WRITE, line, mask, ack, now)
             else:
                 sent = self._send(WRITE, line, mask, ack, now)
@@ -430,7 +451,7 @@ class LdstUnit:
                     h(ins.warp.view, line, "fail", -1, now)
             return False
         outcome, value = cache.read(line, mask, ins, now,
-                                    can_send=self.to_icnt.can_push if const else self._missq_room)
+                                    can_send=self.to_icnt.can_push if const else self._missq_room_read)
         if outcome == "fail" and cache is self.l1d:
             self._refused = ins
             self._refused_at = (cache.version, len(self.missq), line)
@@ -470,6 +491,11 @@ class LdstUnit:
             ok = (self._send(READ, line, value, ("fill", cache, line), now) if const
                   else self._send_l1(READ, line, value, ("fill", cache, line), now))
             assert ok, "CachePort.read reports a miss only when the queue has room"
+            wb_line, wb_mask = cache.last_writeback
+            if wb_line >= 0:  # the victim was dirty: its writeback follows the read (rd_miss_base)
+                ok = self._send_l1(WRITE, wb_line, wb_mask, None, now, ack=False)
+                assert ok, "a read miss keeps room for its victim's writeback"
+                st.l1d_writebacks += 1
             if not piped:
                 ins.outstanding += 1
             return True

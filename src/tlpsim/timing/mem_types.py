@@ -44,7 +44,8 @@ class MemRequest:
     on the reply so the requester can find its MSHR entry. (A plain class, not a
     dataclass: one is created per request, and the compiled core builds it natively.)"""
 
-    __slots__ = ("kind", "addr", "sector_mask", "src_sm", "partition", "token", "t_created", "is_reply", "t_l2")
+    __slots__ = ("kind", "addr", "sector_mask", "src_sm", "partition", "token", "t_created", "is_reply", "t_l2",
+                 "ack")
 
     def __init__(self, kind: str, addr: int, sector_mask: int, src_sm: int, partition: int = -1,
                  token: Any = None, t_created: int = 0, is_reply: bool = False) -> None:
@@ -57,6 +58,7 @@ class MemRequest:
         self.t_created = t_created      # femtoseconds
         self.is_reply = is_reply
         self.t_l2 = -1                  # fs when an L2 slice accepted it (-1: not yet)
+        self.ack = True                 # a write the L2 acknowledges (an L1's dirty-line writeback is not)
 
     def __repr__(self) -> str:
         return (f"MemRequest(kind={self.kind!r}, addr={self.addr:#x}, sector_mask={self.sector_mask:#x}, "

@@ -37,6 +37,9 @@ class SMStats:
     l1d_misses: int = 0
     l1d_pending_hits: int = 0
     l1d_reservation_fails: int = 0
+    l1d_writes: int = 0            # stores looked up in the L1D (its write policy decides)
+    l1d_write_hits: int = 0        # ... that a write-back line kept (nothing sent)
+    l1d_writebacks: int = 0        # dirty lines a read miss evicted, written to the L2
     l1c_accesses: int = 0
     l1c_misses: int = 0
     mem_requests: int = 0          # packets sent to the interconnect
