@@ -1,9 +1,10 @@
-"""The L1D's write policy (`l1d.write_policy`, GPGPU-Sim's data_cache for a
-no-write-allocate L1): a local store that hits stays in the line, dirty, and is done
-at the lookup; a global store that hits under "local_wb_global_wt" invalidates the
-line and goes to the L2; a miss goes to the L2 without allocating; a read miss that
-evicts a dirty line sends the line's writeback after its own request, and keeps
-room for both in the miss queue."""
+"""The L1D's write and allocation policies (`l1d.write_policy`, `l1d.allocation`;
+GPGPU-Sim's data_cache for a no-write-allocate L1): a local store that hits stays in
+the line, dirty, and is done at the lookup; a global store that hits under
+"local_wb_global_wt" invalidates the line and goes to the L2; a miss goes to the L2
+without allocating; a read miss that evicts a dirty line sends the line's writeback
+after its own request, and keeps room for both in the miss queue. An allocate-on-fill
+L1 reserves nothing at a miss and allocates when the fill arrives."""
 
 from __future__ import annotations
 
@@ -25,9 +26,9 @@ from tlpsim.timing.queues import TimedQueue
 LINE = 128
 
 
-def l1(write_policy="local_wb_global_wt", sector_bytes=None):
+def l1(write_policy="local_wb_global_wt", sector_bytes=None, allocation="on_miss"):
     """GTX480's L1D shape: 16 KiB, 4 ways, whole-line fills ('N'), linear index here."""
-    pol = CachePolicy("lru", write_policy, "on_miss", "no_write_allocate", "linear")
+    pol = CachePolicy("lru", write_policy, allocation, "no_write_allocate", "linear")
     return CachePort("l1d", CacheArray(16384, 4, LINE, sector_bytes), MSHR(64, 8), 35, pol)
 
 
@@ -172,3 +173,28 @@ def test_local_stores_that_hit_stay_in_the_l1_under_gtx480s_policy():
     assert (wb["l1d_writes"], wb["l1d_write_hits"], wb["l1d_writebacks"]) == (64 + 4, 32, 0)
     assert (wt["l1d_writes"], wt["l1d_write_hits"], wt["l1d_writebacks"]) == (64 + 4, 0, 0)
     assert wt["mem_requests"] - wb["mem_requests"] == 32
+
+
+@pytest.mark.parametrize("allocation", ["on_fill", "streaming"])
+def test_an_allocate_on_fill_l1_reserves_nothing_until_the_fill(allocation):
+    c = l1(allocation=allocation)
+    lines = [0x1000 + k * 32 * LINE for k in range(6)]           # one set of 4 ways
+    for k, a in enumerate(lines[:5]):                             # 5 misses in flight: no set refusal
+        assert c.read(a, 0xF, f"t{k}", 1, lambda: True) == ("miss", 0xF)
+    assert len(c.array) == 0 and len(c.mshr) == 5 and c.last_evicted == -1
+    assert c.read(lines[0], 0x1, "u", 2, lambda: True) == ("merged", 0)    # waits on the MSHR
+    assert c.stats.misses == 6 and c.stats.res_fail_set == 0
+    assert c.fill(lines[0], 0xF, 3) == ["t0", "u"] and c.array.state(lines[0]) == (0xF, 0, 0)
+    for a in lines[1:5]:                                          # the fifth fill evicts the LRU line
+        c.fill(a, 0xF, 4)
+    assert lines[0] not in c.array and len(c.array) == 4 and c.stats.evictions == 1
+    assert c.read(lines[4], 0xF, "h", 5, lambda: True) == ("hit", 5 + 35)
+
+
+def test_an_allocate_on_fill_l1_refuses_by_mshr_and_queue_not_by_set():
+    c = l1(allocation="on_fill")
+    c.mshr = MSHR(1, 2)
+    assert c.read(0x1000, 0xF, "a", 1, lambda: True)[0] == "miss"
+    assert c.read(0x2000, 0xF, "b", 2, lambda: True) == ("fail", 0) and c.last_refusal == "res_fail_mshr"
+    assert c.read(0x1000, 0xF, "c", 3, lambda: False) == ("merged", 0)   # nothing to send: no queue needed
+    assert c.read(0x1000, 0xF, "d", 4, lambda: True) == ("fail", 0) and c.last_refusal == "res_fail_merge"

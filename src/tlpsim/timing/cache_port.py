@@ -8,7 +8,13 @@ sends nothing; a write-through hit updates the line and sends the write; a
 write-evict hit invalidates the written sectors and sends it; a miss (a pending
 fill included) sends it without allocating. "local_wb_global_wt" (GTX480's "L")
 writes local memory back and global memory through with eviction. A read miss that
-evicts a dirty line also sends the line's writeback (`last_writeback`)."""
+evicts a dirty line also sends the line's writeback (`last_writeback`).
+
+An allocate-on-fill cache ("on_fill", and "streaming", which GPGPU-Sim turns into
+on-fill) reserves no line at a miss: the MSHR alone tracks what is on its way, a set
+never refuses a miss, and `fill` allocates the line, evicting the set's LRU line
+then (a dirty victim's data is not written back from there, as in GPGPU-Sim's
+tag_array::fill)."""
 
 from __future__ import annotations
 
@@ -56,6 +62,9 @@ class CachePort:
             raise ValueError(f"{name}: write_allocate {policy.write_allocate!r} is not modelled for an SM-side "
                              f"cache (GPGPU-Sim's Fermi, Maxwell and Hopper L1s are no_write_allocate)")
         self.policy = policy if policy is not None and policy.write_policy != "read_only" else None
+        # allocation when the fill arrives ("on_fill"; GPGPU-Sim treats "streaming" so too)
+        # rather than at the miss: no line is reserved, so a set never refuses a miss
+        self.on_fill = policy is not None and policy.allocate_on_fill
         # whether a line can become dirty here: a read miss then keeps room for a
         # writeback beside its request (GPGPU-Sim's rd_miss_base: miss_queue_full(1))
         self.holds_dirty = wp in ("write_back", "local_wb_global_wt")
@@ -80,6 +89,8 @@ class CachePort:
         if arr.access_if_hit(line, mask):
             self.version += 1
             return "hit", now + self.hit_latency
+        if self.on_fill:
+            return self._read_on_fill(line, mask, token, can_send)
         st = arr.probe(line, mask)
         if st == HIT_RESERVED:
             if not mshr.can_merge(line):
@@ -113,6 +124,30 @@ class CachePort:
         assert st in (MISS, SECTOR_MISS)
         return "miss", r.missing
 
+    def _read_on_fill(self, line: int, mask: int, token: Any, can_send: Callable[[], bool]) -> tuple[str, int]:
+        """A read that misses in an allocate-on-fill cache: the MSHR alone tracks the
+        sectors on their way (GPGPU-Sim's send_read_request with m_alloc_policy ON_FILL);
+        the lookup counts as a miss and nothing is allocated until `fill`."""
+        arr, mshr = self.array, self.mshr
+        entry = mshr.lookup(line)
+        if entry:
+            if not mshr.can_merge(line):
+                return self._refuse(FAIL_MERGE)
+        elif not mshr.can_allocate(line):
+            return self._refuse(FAIL_MSHR)
+        fetch = arr.missing(line, mask) & ~mshr.pending(line)
+        if fetch and not can_send():
+            return self._refuse(FAIL_QUEUE)
+        arr.access(line, mask, allocate=False, reserve=False)
+        self.version += 1
+        self.last_evicted = -1
+        self.last_writeback = (-1, 0)
+        if entry:
+            mshr.merge(line, token, mask, fetch=fetch)
+            return ("miss", fetch) if fetch else ("merged", 0)
+        mshr.allocate(line, token, fetch)
+        return "miss", fetch
+
     def _refuse(self, reason: str) -> tuple[str, int]:
         self.array.stats.count_fail(reason)
         self.last_refusal = reason
@@ -121,7 +156,11 @@ class CachePort:
     def fill(self, line: int, mask: int, now: int) -> list[Any]:
         """Sectors arrived from L2: install them and release the waiting requests."""
         self.version += 1
-        if line in self.array:
+        if self.on_fill:
+            # the line is allocated now, evicting the set's LRU line; like GPGPU-Sim's
+            # tag_array::fill, a dirty victim's data is not written back from here
+            self.array.fill(line, mask)
+        elif line in self.array:
             self.array.fill(line, mask)
         return self.mshr.fill(line, mask) if self.mshr.lookup(line) else []
 
