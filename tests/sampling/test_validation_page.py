@@ -25,6 +25,23 @@ def test_plan_covers_presets_and_lcs_bcs_configurations():
     assert full.key() != sampled.key() and full.overrides == {"gpu.cta_scheduler": "lcs"}
 
 
+@pytest.mark.parametrize("config", ["GTO", "LCS", "BCS+SCA", "DYNCTA", "CCWS"])
+def test_full_detail_runs_of_lcs_bcs_configurations_are_the_experiments_runs(config):
+    """Keyed by the simulator's fingerprint as the experiment keys its runs, a full-detail
+    validation run of an LCS/BCS configuration is the lcs_bcs experiment's run of that
+    configuration: sharing a database, neither simulates it twice."""
+    from tlpsim.experiments.lcs_bcs.suite import config_overrides
+    from tlpsim.experiments.runner import make
+    from tlpsim.sweep.fingerprint import simulator_fingerprint
+
+    exp = make("lcs_bcs", "study")
+    for wl in ("hotspot_16x16", "montecarlo"):          # a 2D and a 1D CTA shape
+        point = next(p for p in plan([wl], [config]))
+        ours = run_params(point, "study", None)
+        theirs = exp.params(wl, config_overrides(config, two_d=wl != "montecarlo"))
+        assert ours.simulator == simulator_fingerprint() and ours.key() == theirs.key()
+
+
 def _rec(cycles, walls, wall, sampling=None):
     rec = {"stats": [{"cycles": c, "wall_seconds": w} for c, w in zip(cycles, walls)], "wall_seconds": wall,
            "verified": True}
@@ -63,3 +80,31 @@ def test_page_summary_and_partial_notice(tmp_path):
     write_page(doc, text)
     out = doc.read_text()
     assert out.startswith("# Title\n\nprose") and out.rstrip().endswith("after") and "old" not in out
+
+
+def test_a_run_another_process_stored_meanwhile_is_not_simulated_again(tmp_path, monkeypatch):
+    """The validation lists what is missing once, then checks each run again just before
+    simulating it: one an experiment sharing the database stored meanwhile is skipped."""
+    import tlpsim.sweep.job as job
+    from tlpsim.sweep.store import ResultsDB
+    from tlpsim.validate.sampling_runs import run_validation
+
+    spec = SamplingSpec("waves")
+    pts = plan(["vecadd"], ["GTO"])
+    sampled, full = run_params(pts[0], "tiny", spec), run_params(pts[0], "tiny", None)
+    calls = []
+
+    def fake_run_job(params, device_options=None):
+        calls.append(params)
+        res = {"key": job.RunParams.from_dict(params).key(), "params": params, "status": "failed",
+               "error": "not simulated", "started": 0.0, "finished": 1.0}
+        with ResultsDB(tmp_path / "v.db") as other:     # "another process" stores the full run meanwhile
+            other.put("lcs_bcs", {"key": full.key(), "params": full.to_dict(), "status": "failed",
+                                  "error": "by the experiment", "started": 0.0, "finished": 1.0})
+        return res
+
+    monkeypatch.setattr(job, "run_job", fake_run_job)
+    lines = []
+    run_validation(str(tmp_path / "v.db"), "tiny", spec, ["vecadd"], echo=lines.append, configs=["GTO"])
+    assert [job.RunParams.from_dict(c).key() for c in calls] == [sampled.key()]
+    assert any("stored meanwhile" in ln for ln in lines), lines

@@ -4,7 +4,8 @@ run by run (cycle error, interval coverage, speed-ups).
 
 The full validation takes many CPU hours, so it is resumable: every finished run is
 stored in a results database (`tlpsim.sweep.store`, sweep "validate-sampling") under
-its run key, and a rerun simulates only the runs not there yet. `--workloads`
+its run key, which includes the simulator's source fingerprint, and a rerun simulates
+only the runs not there yet (all of them once the model changed). `--workloads`
 selects a subset; the page says how much of the plan it covers."""
 
 from __future__ import annotations
@@ -72,9 +73,14 @@ def _overrides(p: Point) -> dict:
 
 
 def run_params(p: Point, size: str, spec: SamplingSpec | None):
+    """The run of a point, keyed (as experiments key theirs) by the simulator's source
+    fingerprint: a validation spanning sessions never pairs a run of one model with
+    a run of another, and its full-detail runs of the LCS/BCS configurations are the
+    `lcs_bcs` experiment's own runs (the same key) when both share a database."""
+    from tlpsim.sweep.fingerprint import simulator_fingerprint
     from tlpsim.sweep.job import RunParams
 
-    return RunParams(p.workload, size, p.preset, _overrides(p), 1, "timing",
+    return RunParams(p.workload, size, p.preset, _overrides(p), 1, "timing", simulator=simulator_fingerprint(),
                      sampling=spec.to_dict() if spec is not None else None)
 
 
@@ -100,12 +106,21 @@ def run_validation(db_path: str, size: str, spec: SamplingSpec, workloads: Itera
                 echo(f"time limit reached: {len(todo) - k + 1} runs left for the next session")
                 break
             rp = run_params(p, size, s)
+            if _stored(db, rp.key()):
+                echo(f"[{k}/{len(todo)}] {p.label} {'sampled' if s is not None else 'full'}: stored meanwhile "
+                     "(by another process sharing the database)")
+                continue
             res = run_job(rp.to_dict(), device_options={"trace_cache": False})
             db.put(SWEEP, res)
             what = "sampled" if s is not None else "full"
             echo(f"[{k}/{len(todo)}] {p.label} {what}: {res['status']} ({res['finished'] - res['started']:.0f} s)"
                  + (f" {res['error'].splitlines()[0]}" if res.get("error") else ""))
         return compare(db, plan(), size, spec)  # every stored point of the whole plan, not just this subset
+
+
+def _stored(db, key: str) -> bool:
+    """Whether the run is in the database now (an experiment sharing it may have stored it)."""
+    return db.conn.execute("SELECT 1 FROM runs WHERE key=?", (key,)).fetchone() is not None
 
 
 def compare(db, points: list[Point], size: str, spec: SamplingSpec) -> list[dict]:
