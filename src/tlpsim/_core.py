@@ -41,6 +41,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "tlpsim.timing.stats",
     "tlpsim.timing.static",
     "tlpsim.timing.warp",
+    "tlpsim.timing.ldst_types",
     "tlpsim.timing.ldst",
     "tlpsim.timing.regbanks",
     "tlpsim.timing.units",

@@ -130,7 +130,8 @@ def test_a_read_miss_keeps_room_for_a_writeback_where_lines_can_be_dirty():
         assert not u._lookup(ins, 0x5000, 0xF, 11) and c.stats.res_fail_queue == 1
 
 
-@pytest.mark.parametrize("key, value", [("l1d.write_allocate", "fetch_on_write"), ("l1d.write_policy", "read_only")])
+@pytest.mark.parametrize("key, value", [("l1d.write_allocate", "fetch_on_write"), ("l1d.write_policy", "read_only"),
+                                        ("l1d.miss_queue_entries", 1)])
 def test_l1d_write_settings_the_model_does_not_have_are_refused(key, value):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         load_config("gtx480", {key: value})

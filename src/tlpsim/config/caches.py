@@ -142,6 +142,10 @@ class L1DConfig(CacheConfig):
         if self.write_policy == "read_only":
             out.append(f"{self.k('write_policy')} = 'read_only': the L1D takes stores; choose write_back, "
                        "write_through, write_evict or local_wb_global_wt")
+        if self.write_policy in ("write_back", "local_wb_global_wt") and self.miss_queue_entries < 2:
+            out.append(f"{self.k('miss_queue_entries')} ({self.miss_queue_entries}) must be at least 2 with "
+                       f"{self.k('write_policy')} = '{self.write_policy}': a read miss keeps room for its request "
+                       "and a dirty victim's writeback (GPGPU-Sim's miss_queue_full(1))")
         if self.write_allocate != "no_write_allocate":
             out.append(f"{self.k('write_allocate')} = '{self.write_allocate}' is not modelled for the L1D "
                        "(GPGPU-Sim's Fermi, Maxwell and Hopper L1s are no_write_allocate): use no_write_allocate")
