@@ -118,3 +118,9 @@ def test_structures_a_mechanism_adds():
 def test_no_l1d_no_l1d_energy():
     act = _act(cfg=load_config("gtx480", ["l1d.enabled=false"]))
     assert "l1d" not in act.events and act.on_cycles["l1d"] == 0
+
+
+def test_l1d_writes_are_the_stores_it_took_not_its_writebacks():
+    # an L1 write-back line kept 4 stores; 1 dirty line went to the L2 as a write, not a store
+    ev = _act(per_sm=[_sm(l1d_write_hits=4, l1d_writebacks=1), _sm()]).events
+    assert ev["l1d"]["write"] == 6 - 1 + 4

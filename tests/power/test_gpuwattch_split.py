@@ -159,3 +159,12 @@ def test_rf_and_shared_memory_static_share_of_a_tiny_run():
     g = gpuwattch_energy(CFG, inputs)
     assert g.static_j["rf_bank"] + g.static_j["smem"] == \
         pytest.approx(15 * t * (LEAKAGE_SM_W["rf_bank"] + LEAKAGE_SM_W["smem"]), rel=1e-12)
+
+
+def test_gpuwattch_prices_kept_stores_as_l1_write_hits():
+    # per SM: 5 stores a write-back line kept (DC_WH); 2 dirty-line writebacks among the L2's writes
+    inp = _inputs()
+    inp.per_sm[0] = {**inp.per_sm[0], "l1d_write_hits": 5, "l1d_writebacks": 2}
+    inp.per_sm[1] = {**inp.per_sm[1], "l1d_write_hits": 5, "l1d_writebacks": 2}
+    ev = gpuwattch_activity(CFG, inp).events
+    assert ev["l1d"]["write_hit"] == 10 and ev["l1d"]["write_miss"] == 6 - 4
