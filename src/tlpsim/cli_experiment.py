@@ -50,12 +50,13 @@ def _only(value: str | None) -> list[str] | None:
 @click.option("--doc", default=None, type=click.Path(dir_okay=False),
               help="Also write a Markdown page of the results (e.g. docs/experiments/NAME.md; its figures go to a "
                    "folder beside it; text outside the generated part is kept).")
+@click.option("--export", "export_dir", default=None, type=click.Path(file_okay=False), help="Also keep each run, as it is stored, as DIR/<key>.json.gz (as `tlpsim results DB --export DIR` writes them): a session that ends mid-run keeps every finished run in the folder.")
 @sample_options
 @plugin_option
 @_friendly
 def run_cmd(name: str, size: str, only: str | None, workers: int | None, dask_address: str | None,
             db_path: str | None, out: str | None, retry_failed: bool, doc: str | None,
-            plugins: tuple[str, ...] = (), sampling: dict | None = None) -> None:
+            plugins: tuple[str, ...] = (), sampling: dict | None = None, export_dir: str | None = None) -> None:
     """Simulate what experiment NAME needs (runs already in the database are reused)
     and write its figures, tables and claim table."""
     from tlpsim.experiments.runner import DEFAULT_DB, default_out, run_experiment
@@ -66,7 +67,8 @@ def run_cmd(name: str, size: str, only: str | None, workers: int | None, dask_ad
     specs = [lp.spec for lp in activate(plugins)]
     res = run_experiment(name, size, only=_only(only), workers=workers, dask=dask_address,
                          db_path=db_path or DEFAULT_DB, out=out or default_out(name, size),
-                         retry_failed=retry_failed, echo=click.echo, plugins=specs, doc=doc, sampling=sampling)
+                         retry_failed=retry_failed, echo=click.echo, plugins=specs, doc=doc, sampling=sampling,
+                         export=export_dir)
     _print_claims(res.claims)
     click.echo(f"{res.ran} runs simulated, {res.reused} reused, {len(res.failed)} failed; "
                f"{res.wall_seconds:.0f} s; outputs in {out or default_out(name, size)}")

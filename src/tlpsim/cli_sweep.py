@@ -52,11 +52,13 @@ def report_cmd(run_dir: str, output: str | None) -> None:
               help="Also write a run directory per run under this directory.")
 @click.option("--retry-failed", is_flag=True, help="Run again the runs recorded as failed.")
 @click.option("--dry-run", is_flag=True, help="List the runs (and which are done) without running them.")
+@click.option("--export", "export_dir", default=None, type=click.Path(file_okay=False), help="Also keep each run, as it is stored, as DIR/<key>.json.gz (as `tlpsim results DB --export DIR` writes them): a session that ends mid-run keeps every finished run in the folder.")
 @sample_options
 @plugin_option
 @_friendly
 def sweep_cmd(spec: str, db: str | None, workers: int | None, dask_address: str | None, run_dirs: str | None,
-              retry_failed: bool, dry_run: bool, plugins: tuple[str, ...] = (), sampling: dict | None = None) -> None:
+              retry_failed: bool, dry_run: bool, plugins: tuple[str, ...] = (), sampling: dict | None = None,
+              export_dir: str | None = None) -> None:
     """Run a sweep: every combination in SPEC (TOML) not yet in the results database.
     Re-running skips finished runs (a run whose plug-in code changed runs again);
     interrupting loses none."""
@@ -88,7 +90,7 @@ def sweep_cmd(spec: str, db: str | None, workers: int | None, dask_address: str 
     previous = signal.signal(signal.SIGTERM, _terminate)  # SIGTERM ends it as Ctrl-C does
     try:
         summary = run_sweep(s, db_path, workers=workers, dask=dask_address, run_root=run_dirs,
-                            retry_failed=retry_failed, echo=click.echo)
+                            retry_failed=retry_failed, echo=click.echo, export=export_dir)
     except KeyboardInterrupt as exc:
         _interrupted(s, spec, db_path, db, isinstance(exc, _Terminated))
     finally:

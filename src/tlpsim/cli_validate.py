@@ -72,13 +72,17 @@ from tlpsim.cli_errors import friendly as _friendly
 @click.option("--sample-tolerance", default=0.02, show_default=True, type=float, help="--sampling: tolerance.")
 @click.option("--session-limit", default=None, type=float, metavar="SECONDS",
               help="--sampling: start no new run after this many seconds (the rest is left for the next session).")
+@click.option("--export", "export_dir", default=None, type=click.Path(file_okay=False),
+              help="--sampling: also keep each run, as it is stored, as DIR/<key>.json.gz (as `tlpsim results DB "
+                   "--export DIR` writes them).")
 @_friendly
 def validate_cmd(preset: str | None, hardware: str | None, hardware_dir: str | None, cap: int, paper_cap: int,
                  cache_dir: str | None, only: tuple, out_dir: str | None, doc: str | None, as_json: bool,
                  sweeps: bool, workers: int, toolchain: str | None, overrides: tuple, ref_dir: str | None,
                  time_limit: int, sampling_check: bool = False, workloads: str | None = None, size: str = "study",
                  db_path: str = "", sample_mode: str = "all", sample_tolerance: float = 0.02,
-                 session_limit: float | None = None, configs: str | None = None) -> None:
+                 session_limit: float | None = None, configs: str | None = None,
+                 export_dir: str | None = None) -> None:
     """Run the GPGPU-Sim reference programs and microbenchmarks (same PTX, inputs and
     launches) and compare cycles, IPC, miss rates, DRAM utilisation, the
     microbenchmarks' derived figures and the CTA-limit sweeps with GPGPU-Sim's.
@@ -87,7 +91,8 @@ def validate_cmd(preset: str | None, hardware: str | None, hardware_dir: str | N
     if sampling_check:
         from tlpsim.cli_sampling import validate_sampling
 
-        validate_sampling(workloads, size, db_path, sample_mode, sample_tolerance, session_limit, doc, as_json, configs)
+        validate_sampling(workloads, size, db_path, sample_mode, sample_tolerance, session_limit, doc, as_json, configs,
+                          export_dir)
         return
     from tlpsim.config.overrides import parse_overrides
     from tlpsim.errors import TlpsimError

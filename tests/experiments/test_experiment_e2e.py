@@ -79,9 +79,10 @@ def test_tiny_experiment_resumes_after_kill_and_writes_every_output(tmp_path):
     proc.communicate(timeout=60)
     killed = _rows(db)
 
-    again = cli(*part, cwd=tmp_path)
+    again = cli(*part, "--export", "kept", cwd=tmp_path)   # the resumed run keeps its runs as files too
     resumed = _rows(db)
     assert all(resumed[k] == v for k, v in killed.items()), "a run finished before kill -9 was simulated again"
+    assert sorted(p.name for p in (tmp_path / "kept").glob("*.json.gz")) == sorted(k + ".json.gz" for k in resumed)
     ran, reused = _counts(again.stdout)
     assert reused == len(killed) and ran == len(resumed) - len(killed)
     assert (tmp_path / "fig16" / "fig16.png").exists()

@@ -105,6 +105,8 @@ def test_a_run_another_process_stored_meanwhile_is_not_simulated_again(tmp_path,
 
     monkeypatch.setattr(job, "run_job", fake_run_job)
     lines = []
-    run_validation(str(tmp_path / "v.db"), "tiny", spec, ["vecadd"], echo=lines.append, configs=["GTO"])
+    run_validation(str(tmp_path / "v.db"), "tiny", spec, ["vecadd"], echo=lines.append, configs=["GTO"],
+                   export=str(tmp_path / "kept"))
     assert [job.RunParams.from_dict(c).key() for c in calls] == [sampled.key()]
+    assert (tmp_path / "kept" / f"{sampled.key()}.json.gz").is_file()     # --export: kept as it was stored
     assert any("stored meanwhile" in ln for ln in lines), lines

@@ -52,3 +52,18 @@ def test_a_damaged_or_renamed_run_file_is_refused_by_name(local_sweep, tmp_path)
     assert bad.returncode != 0 and "renamed?" in bad.stderr
     missing = cli("results", str(tmp_path / "c.db"), "--import", str(tmp_path / "nothing"), cwd=d, check=False)
     assert missing.returncode != 0 and "no such folder of exported runs" in missing.stderr
+
+
+def test_a_sweep_with_export_keeps_each_run_as_it_is_stored(tmp_path):
+    """`tlpsim sweep --export DIR` writes every run's file as the run is stored: the same
+    bytes `tlpsim results DB --export` writes afterwards, for exactly the database's runs."""
+    (tmp_path / "spec.toml").write_text('name = "two"\nworkloads = ["vecadd"]\nsizes = ["tiny"]\n'
+                                        '[overrides]\n"sm.warp_scheduler" = ["lrr", "gto"]\n')
+    cli("sweep", "spec.toml", "--workers", "1", "--db", "a.db", "--export", "live", cwd=tmp_path)
+    live = sorted(p.name for p in (tmp_path / "live").glob("*.json.gz"))
+    assert live == sorted(k + ".json.gz" for k in _all_rows(tmp_path / "a.db")) and len(live) == 2
+    cli("results", "a.db", "--export", "after", cwd=tmp_path)
+    for name in live:
+        assert (tmp_path / "live" / name).read_bytes() == (tmp_path / "after" / name).read_bytes()
+    meta = json.loads((tmp_path / "live" / "meta.json").read_text())
+    assert meta["schema_version"] == 1 and "two" in meta["sweeps"]

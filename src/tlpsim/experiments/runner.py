@@ -124,10 +124,11 @@ def run_experiment(name: str, size: str = "small", *, only: Iterable[str] | None
                    dask: str | None = None, db_path: str | Path = DEFAULT_DB, out: str | Path | None = None,
                    retry_failed: bool = False, echo: Callable[[str], None] = print, progress: bool = True,
                    command: str = "", plugins: Iterable[str] = (), doc: str | Path | None = None,
-                   sampling: dict | None = None) -> Outcome:
+                   sampling: dict | None = None, export: str | Path | None = None) -> Outcome:
     """Simulate what `name` needs at `size` and write its outputs to `out` (and the
     Markdown page `doc`); `plugins` (`--plugin` specs, already loaded) are loaded by
-    every run."""
+    every run; `export`: a folder that gets each run's file as it is stored
+    (`tlpsim.sweep.archive`)."""
     from tlpsim.experiments.doc import run_meta
     from tlpsim.sweep.backends import make_backend
 
@@ -141,6 +142,10 @@ def run_experiment(name: str, size: str = "small", *, only: Iterable[str] | None
     outcome = Outcome([])
     attempted: set[str] = set()
     with ResultsDB(db_path) as db:
+        if export:
+            from tlpsim.sweep.archive import attach_export
+
+            attach_export(db, export)
         store = _Store(db, exp)
         for stage in range(1, MAX_STAGES + 1):
             runs = _plan(exp, store, only)

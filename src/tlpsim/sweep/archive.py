@@ -18,25 +18,61 @@ META_FILE = "meta.json"
 _SUFFIX = ".json.gz"
 
 
+class RunFolder:
+    """The folder side of an export: writes a run's file unless the folder has it.
+    Also a `ResultsDB.on_put` hook, so a sweep or experiment keeps each finished run
+    there as it is stored (`--export DIR`)."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+        if self.folder.exists() and not self.folder.is_dir():
+            raise TlpsimError(f"{self.folder} is not a folder: give a folder to export the runs into")
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.have = {p.name[:-len(_SUFFIX)] for p in self.folder.glob("*" + _SUFFIX)}
+
+    def write(self, row: dict) -> bool:
+        """Write one run (a dict of the database's COLUMNS); False if the folder has it."""
+        if row["key"] in self.have:
+            return False
+        _write_atomic(self.folder / (row["key"] + _SUFFIX),
+                      gzip.compress(json.dumps({c: row[c] for c in COLUMNS}).encode(), 9, mtime=0))
+        self.have.add(row["key"])
+        return True
+
+    def write_meta(self, db: ResultsDB) -> None:
+        meta = {k: json.loads(v) for k, v in db.conn.execute("SELECT key, value FROM meta")}
+        _write_atomic(self.folder / META_FILE, (json.dumps(meta, indent=1, sort_keys=True) + "\n").encode())
+
+
 def export_runs(db: ResultsDB, folder: str | Path) -> tuple[int, int]:
     """Write every run of `db` the folder does not hold yet, and the meta values.
     Returns (runs written, runs already there)."""
-    out = Path(folder)
-    if out.exists() and not out.is_dir():
-        raise TlpsimError(f"{out} is not a folder: give a folder to export the runs into")
-    out.mkdir(parents=True, exist_ok=True)
-    have = {p.name[:-len(_SUFFIX)] for p in out.glob("*" + _SUFFIX)}
+    out = RunFolder(folder)
     written = kept = 0
-    for values in db.conn.execute(f"SELECT {','.join(COLUMNS)} FROM runs ORDER BY finished"):
-        row = dict(zip(COLUMNS, values))
-        if row["key"] in have:
+    for (key,) in db.conn.execute("SELECT key FROM runs ORDER BY finished").fetchall():
+        if key in out.have:
             kept += 1
             continue
-        _write_atomic(out / (row["key"] + _SUFFIX), gzip.compress(json.dumps(row).encode(), 9, mtime=0))
+        values = db.conn.execute(f"SELECT {','.join(COLUMNS)} FROM runs WHERE key=?", (key,)).fetchone()
+        out.write(dict(zip(COLUMNS, values)))
         written += 1
-    meta = {k: json.loads(v) for k, v in db.conn.execute("SELECT key, value FROM meta")}
-    _write_atomic(out / META_FILE, (json.dumps(meta, indent=1, sort_keys=True) + "\n").encode())
+    out.write_meta(db)
     return written, kept
+
+
+def attach_export(db: ResultsDB, folder: str | Path) -> RunFolder:
+    """`--export DIR` of a sweep, experiment or validation: the runs `db` already holds
+    that the folder lacks are written now, and every run the command stores is written
+    as it is stored, so a session that ends mid-run keeps what finished."""
+    export_runs(db, folder)
+    out = RunFolder(folder)
+
+    def keep(row: dict) -> None:
+        out.write(row)
+        out.write_meta(db)  # the bookkeeping the command has added since (sweeps, current keys)
+
+    db.on_put = keep
+    return out
 
 
 def import_runs(folder: str | Path, db: ResultsDB) -> tuple[int, int]:

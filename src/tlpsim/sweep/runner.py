@@ -22,11 +22,16 @@ class SweepSummary:
 
 def run_sweep(spec: SweepSpec, db_path: str, *, workers: int | None = None, dask: str | None = None,
               run_root: str | None = None, retry_failed: bool = False,
-              echo: Callable[[str], None] = print, progress=None) -> SweepSummary:
+              echo: Callable[[str], None] = print, progress=None, export: str | None = None) -> SweepSummary:
     """Run every run of `spec` not yet in the database at `db_path`. `progress`,
-    if given, is called with (done, total) after each stored run."""
+    if given, is called with (done, total) after each stored run; `export`: a folder
+    that gets each run's file as it is stored (`tlpsim.sweep.archive`)."""
     backend = make_backend(workers, dask)
     with ResultsDB(db_path) as db:
+        if export:
+            from tlpsim.sweep.archive import attach_export
+
+            attach_export(db, export)
         db.record_sweep(spec)
         have = db.finished_keys(include_failed=not retry_failed)
         todo = [r for r in spec.runs if r.key() not in have]

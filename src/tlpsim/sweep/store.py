@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,8 @@ class ResultsDB:
     def __init__(self, path: str | Path, create: bool = True) -> None:
         self.path = Path(path)
         self._warned: set[tuple[int, str]] = set()
+        # called with each run's row once it is stored (e.g. archive.RunFolder.write: --export)
+        self.on_put: Callable[[dict], Any] | None = None
         if not create and not self.path.is_file():
             raise TlpsimError(f"no such results database: {self.path}")
         if self.path.is_dir():
@@ -194,6 +197,8 @@ class ResultsDB:
         with self.conn:  # one transaction: the row is there whole or not at all
             self.conn.execute(f"INSERT OR REPLACE INTO runs({','.join(COLUMNS)}) VALUES ({','.join('?' * len(COLUMNS))})",
                               [row[c] for c in COLUMNS])
+        if self.on_put is not None:
+            self.on_put(row)
 
     def rows(self, with_stats: bool = False, include_stale: bool = False) -> list[dict]:
         """One dict per run. Runs superseded by a later sweep of the same parameters

@@ -86,7 +86,7 @@ def run_params(p: Point, size: str, spec: SamplingSpec | None):
 
 def run_validation(db_path: str, size: str, spec: SamplingSpec, workloads: Iterable[str] | None = None,
                    echo: Callable[[str], None] = print, limit_s: float | None = None,
-                   configs: Iterable[str] | None = None) -> list[dict]:
+                   configs: Iterable[str] | None = None, export: str | None = None) -> list[dict]:
     """Simulate the points' runs not yet in the database, each with the trace cache
     off (both runs of a point execute their functional pass and replay in-memory or
     spilled traces alike, so their wall times compare); stop starting new runs after
@@ -97,6 +97,10 @@ def run_validation(db_path: str, size: str, spec: SamplingSpec, workloads: Itera
     points = plan(workloads, configs)
     t0 = time.perf_counter()
     with ResultsDB(db_path) as db:
+        if export:  # each finished run also kept as a file (tlpsim.sweep.archive)
+            from tlpsim.sweep.archive import attach_export
+
+            attach_export(db, export)
         have = db.finished_keys()
         todo = [(p, s) for p in points for s in (spec, None) if run_params(p, size, s).key() not in have]
         echo(f"sampling validation ({size}, {spec.label()}): {len(points)} points, {2 * len(points)} runs, "
