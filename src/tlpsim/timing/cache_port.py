@@ -44,6 +44,8 @@ FAIL_QUEUE: Final = "res_fail_queue"    # no room to send the miss
 WRITE_SENT: Final = 0
 WRITE_ABSORBED: Final = 1
 
+_WRITE_THROUGH: Final = CachePolicy(write_policy="write_through")
+
 
 class CachePort:
     """`read` classifies and books one line access; `fill` completes misses."""
@@ -54,20 +56,19 @@ class CachePort:
         self.array = array
         self.mshr = mshr
         self.hit_latency = hit_latency
-        # None: write-through without allocation (a store updates a present line)
-        wp = policy.write_policy if policy is not None else "write_through"
-        if wp == "read_only" and policy is not None:
-            wp = "write_through"  # (a read-only cache takes no stores; kept for plug-in requests)
         if policy is not None and policy.write_allocate != "no_write_allocate":
             raise ValueError(f"{name}: write_allocate {policy.write_allocate!r} is not modelled for an SM-side "
                              f"cache (GPGPU-Sim's Fermi, Maxwell and Hopper L1s are no_write_allocate)")
-        self.policy = policy if policy is not None and policy.write_policy != "read_only" else None
+        # the stores' policy; none given, or a read-only cache (plug-in requests may still
+        # store through it): write-through, a store updating a present line
+        self.policy = (policy if policy is not None and policy.write_policy != "read_only"
+                       else _WRITE_THROUGH)
         # allocation when the fill arrives ("on_fill"; GPGPU-Sim treats "streaming" so too)
         # rather than at the miss: no line is reserved, so a set never refuses a miss
         self.on_fill = policy is not None and policy.allocate_on_fill
         # whether a line can become dirty here: a read miss then keeps room for a
         # writeback beside its request (GPGPU-Sim's rd_miss_base: miss_queue_full(1))
-        self.holds_dirty = wp in ("write_back", "local_wb_global_wt")
+        self.holds_dirty = self.policy.write_policy in ("write_back", "local_wb_global_wt")
         self.last_evicted = -1   # line address the last "miss" evicted, or -1 (for l1d_access events)
         # (line address, dirty sectors) the last "miss" evicted dirty, or (-1, 0): the caller sends it
         self.last_writeback: tuple[int, int] = (-1, 0)
@@ -156,11 +157,9 @@ class CachePort:
     def fill(self, line: int, mask: int, now: int) -> list[Any]:
         """Sectors arrived from L2: install them and release the waiting requests."""
         self.version += 1
-        if self.on_fill:
-            # the line is allocated now, evicting the set's LRU line; like GPGPU-Sim's
-            # tag_array::fill, a dirty victim's data is not written back from here
-            self.array.fill(line, mask)
-        elif line in self.array:
+        # an allocate-on-fill cache allocates the line now, evicting the set's LRU line (like
+        # GPGPU-Sim's tag_array::fill, a dirty victim's data is not written back from here)
+        if self.on_fill or line in self.array:
             self.array.fill(line, mask)
         return self.mshr.fill(line, mask) if self.mshr.lookup(line) else []
 
@@ -173,12 +172,7 @@ class CachePort:
         arr = self.array
         if arr.probe(line, mask, check_alloc=False) != HIT:
             return WRITE_SENT  # no write-allocate: the line (or its pending fill) is left as it is
-        pol = self.policy
-        if pol is None:  # write-through
-            arr.access(line, mask, allocate=False, reserve=False)
-            arr.write(line, mask, dirty=False)
-            return WRITE_SENT
-        act = pol.on_write(True, local)
+        act = self.policy.on_write(True, local)
         arr.access(line, mask, allocate=False, reserve=False)
         if act.invalidate:
             arr.invalidate(line, mask)
