@@ -85,8 +85,18 @@ class _Store:
 
 
 def _plan(exp: Experiment, store: _Store, only: Iterable[str] | None) -> list[ExpRun]:
-    runs = merge_runs(exp.plan(store.results(set()), only))
-    store.load(runs)
+    """The plan given every stored result it can use: planning loads the stored runs it
+    names, and those can make a later stage's runs plannable (a resumed experiment whose
+    first stage is all stored goes on to the second), so plan again until it stops
+    growing."""
+    keys: set[str] = set()
+    for _ in range(MAX_STAGES):
+        runs = merge_runs(exp.plan(store.results(set()), only))
+        store.load(runs)
+        now = {r.key for r in runs}
+        if now == keys:
+            break
+        keys = now
     return runs
 
 
