@@ -6,6 +6,10 @@ sweep — plus a one-warp issue-rate microbenchmark, run in timing mode on a pre
 
     .venv/bin/python benchmarks/fidelity/run.py [--only mm_tiled,...] [--set KEY=VALUE ...] [--json]
 
+On `gtx480` each line also gives GPGPU-Sim 4.2's cycles for the same PTX and launch
+(`gpgpusim-gtx480.json`, measured with a local build of the reference's commit) and
+the error against them.
+
 Expected behaviour, from GPGPU-Sim 4.2's pipeline and the GTX480 configuration
 (docs/validation.md, "Causes of the held-out errors", says which mechanism each
 exposes and what changed):
@@ -50,6 +54,16 @@ from pathlib import Path
 import numpy as np
 
 SRC = Path(__file__).with_name("kernels.cu")
+# GPGPU-Sim 4.2's cycles for the same PTX, launches and GTX480 configuration (its notes say how)
+GPGPUSIM = json.loads(Path(__file__).with_name("gpgpusim-gtx480.json").read_text(encoding="utf-8"))["cycles"]
+
+
+def gpgpusim_cycles(name: str, cap: int | None) -> int | None:
+    """GPGPU-Sim's cycles for a kernel (and CTA cap: only the transpose has a sweep)."""
+    v = GPGPUSIM.get(name)
+    if isinstance(v, dict):
+        return v.get(str(cap)) if cap else None
+    return None if cap else v
 KERNELS = ("issue_stream", "mm_tiled", "reduce_tree", "stencil5", "stencil5_smem", "transpose_naive")
 
 
@@ -122,10 +136,14 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             r = _run(name, load_config(args.config, o), np.random.default_rng(1))
             r.update(kernel=name, cap=cap, wall_s=round(time.perf_counter() - t0, 1))
+            ref = gpgpusim_cycles(name, cap) if args.config == "gtx480" else None
+            if ref:
+                r.update(gpgpusim_cycles=ref, error=(r["cycles"] - ref) / ref)
             rows.append(r)
             if not args.json:
                 fig = "".join(f", {k} {v:.3f}" for k, v in r.get("figure", {}).items())
-                print(f"{name}{f' (CTAs/SM <= {cap})' if cap else ''}: {r['cycles']:,} cycles, "
+                vs = f" (GPGPU-Sim {ref:,}: {r['error']:+.1%})" if ref else ""
+                print(f"{name}{f' (CTAs/SM <= {cap})' if cap else ''}: {r['cycles']:,} cycles{vs}, "
                       f"{'PASS' if r['verified'] else 'FAIL'}{fig} ({r['wall_s']} s)", flush=True)
     if args.json:
         print(json.dumps({"config": args.config, "overrides": over, "pid": os.getpid(), "rows": rows}, indent=1))

@@ -114,11 +114,11 @@ ORDERS = (CONSUMERS_FIRST, PRODUCERS_FIRST)
 
 
 def build(n_in, n_out, plan, latency=2, flit_bytes=40, in_cap=4, out_cap=4, interval=1, start=0,
-          arbitration="rr", dense=False, outputs=None, order=CONSUMERS_FIRST):
+          arbitration="rr", dense=False, outputs=None, order=CONSUMERS_FIRST, speedup=1.0):
     inputs = plain("in", n_in, in_cap)
     outputs = outputs if outputs is not None else plain("out", n_out, out_cap)
     xbar = Crossbar(ICNT, "xbar", n_in, n_out, flit_bytes=flit_bytes, latency=latency,
-                    inputs=inputs, outputs=outputs, arbitration=arbitration)
+                    inputs=inputs, outputs=outputs, arbitration=arbitration, internal_speedup=speedup)
     sink = Sink(outputs, interval, start)
     src = Source(inputs, plan)
     eng = Engine(dense=dense)
@@ -144,6 +144,41 @@ def test_lone_packet_latency_is_flits_plus_latency(latency, kind, flit_bytes, fl
     assert st.avg_latency == flits + latency == st.latency_max
     assert st.input_busy == [0, flits, 0] and st.output_busy == [0, 0, flits, 0]
     assert st.contention_stalls == st.backpressure_stalls == st.conflicts == 0
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_speedup_lone_packet_is_still_link_bound(dense):
+    """Twice the switch rate does not make a lone packet faster: its flits reach the
+    router one a cycle and leave on the output link one a cycle."""
+    pkt = req(WRITE, 2)
+    eng, xbar, src, sink = build(3, 4, {1: [(5, pkt)]}, latency=3, speedup=2.0, dense=dense)
+    eng.run()
+    assert sink.got == [(src.pushed[id(pkt)] + 1 + 4 + 3, 2, pkt)]
+
+
+@pytest.mark.parametrize("dense", [False, True])
+@pytest.mark.parametrize("speedup,other_at", [(1.0, 13), (2.0, 11)])
+def test_speedup_frees_a_blocked_input_sooner(speedup, other_at, dense):
+    """Inputs 0 and 1 each send a 4-flit packet to output 0 (pushed at 0, at the router
+    from 1); input 1's second packet goes to output 1. Input 0 wins output 0 and holds it
+    until its last flit is in, at 5. Input 1's first packet then crosses from 5: until 9
+    at the link rate, until 7 at twice it (its flits arrived while it waited). The packet
+    behind it is granted at 9 or 7 and delivered once output 1's link has carried its 4
+    flits: at 13 or 11 (+ latency). Output 0's packets are delivered as its link carries
+    them, at 5 and 9, either way."""
+    big, big2, other = req(WRITE, 0, 0), req(WRITE, 0, 1), req(WRITE, 1, 1)
+    lat = 2
+    eng, xbar, _src, sink = build(2, 2, {0: [(0, big)], 1: [(0, big2), (0, other)]}, latency=lat,
+                                  speedup=speedup, dense=dense)
+    eng.run()
+    assert sink.when(big) == 5 + lat
+    assert sink.when(big2) == 9 + lat
+    assert sink.when(other) == other_at + lat
+
+
+def test_speedup_below_one_is_refused():
+    with pytest.raises(ValueError, match="internal_speedup"):
+        build(1, 1, {}, speedup=0.5)
 
 
 def test_wormhole_holds_output_until_tail_and_other_outputs_proceed():

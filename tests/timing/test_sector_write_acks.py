@@ -6,7 +6,6 @@ warp may finish (`l2.sector_write_acks`)."""
 
 from __future__ import annotations
 
-from collections import deque
 from types import SimpleNamespace
 
 import numpy as np
@@ -16,13 +15,11 @@ import tlpsim
 from tlpsim.config.loader import load_config
 from tlpsim.timing.cache import MSHR, CacheArray
 from tlpsim.timing.cache_port import CachePort
-from tlpsim.timing.engine import ClockDomain, Component, Engine
-from tlpsim.timing.l2 import L2Slice
 from tlpsim.timing.ldst import LdstParams, LdstUnit, _Instr
 from tlpsim.timing.mem_types import WRITE, MemRequest, sector_requests
 from tlpsim.timing.queues import TimedQueue
 
-DOM = ClockDomain("l2", 1000)
+from l2_slice_harness import run_slice
 
 
 @pytest.mark.parametrize("mask,n", [(0b1111, 4), (0b1001, 4), (0b0110, 4), (0b0011, 2), (0b1100, 2),
@@ -33,45 +30,9 @@ def test_a_write_splits_into_the_sectors_of_its_segment(mask, n):
     assert sector_requests(mask) == n
 
 
-class _Acks(Component):
-    """Mock SM: sends its writes at cycle 0 and records (cycle, token, sector mask) of
-    every reply it sees, one a cycle."""
-
-    name = "sm"
-
-    def __init__(self, out, inp, reqs):
-        super().__init__(DOM)
-        self.out, self.inp, self.todo, self.got = out, inp, deque(reqs), []
-
-    def busy(self):
-        return bool(self.todo or len(self.inp))
-
-    def tick(self, cycle):
-        now = DOM.time_of(cycle)
-        progress = False
-        if self.inp.ready(now):
-            r = self.inp.pop()
-            assert r.is_reply and r.kind == WRITE
-            self.got.append((cycle, r.token, r.sector_mask))
-            progress = True
-        while self.todo and self.out.can_push():
-            self.out.push(self.todo.popleft(), now)
-            progress = True
-        return progress
-
-
 def _slice(reqs, dense=False, **kw):
-    fi, ti = TimedQueue("icnt->l2", 64), TimedQueue("l2->icnt", 8)
-    td, fd = TimedQueue("l2->dram", 8), TimedQueue("dram->l2", 8)
-    sm = _Acks(fi, ti, reqs)
-    fi.producer, ti.consumer = sm, sm
-    l2 = L2Slice(DOM, 0, size_bytes=8 * 128, assoc=2, from_icnt=fi, to_icnt=ti, to_dram=td, from_dram=fd,
-                 hit_latency=10, data_port_bytes=32, **kw)
-    td.consumer = fd.producer = l2   # writes need no DRAM answer; nothing is read
-    eng = Engine(dense=dense)
-    eng.add(sm)
-    eng.add(l2)
-    eng.run(max_time_fs=DOM.time_of(1000))
+    sm, l2 = run_slice(reqs, WRITE, dense=dense, **kw)
+    sm.got = [g[:3] for g in sm.got]   # (cycle, token, sector mask)
     return sm, l2
 
 

@@ -229,6 +229,11 @@ class L2Config(CacheConfig):
                                            "of the line, else one per sector), each ack a packet of its own "
                                            "and the warp waiting for all (breakdown_request_to_sector_requests, "
                                            "inc_store_req per sector); off: one ack per write")
+    sector_replies: bool = field(False, "a sectored slice returns a read's data once per sector request GPGPU-Sim "
+                                        "splits it into (4 for a segment touching both halves of the line, else one "
+                                        "per sector), each sector a packet of its own (header + 32 bytes) and the "
+                                        "requester using the line once all are back (breakdown_request_to_sector_"
+                                        "requests; baseline_cache::fill's pending_read); off: one packet per read")
 
     def problems(self) -> list[str]:
         # per-slice geometry is checked by GPUConfig, which knows the slice count
@@ -238,8 +243,9 @@ class L2Config(CacheConfig):
         if self.line_bytes % self.sector_bytes:
             out.append(f"{self.k('line_bytes')} ({self.line_bytes}) must be a multiple of "
                        f"{self.k('sector_bytes')} ({self.sector_bytes})")
-        if self.sector_write_acks and not self.sectored:
-            out.append(f"{self.k('sector_write_acks')} needs a sectored L2 ({self.k('sectored')} = true)")
+        for knob in ("sector_write_acks", "sector_replies"):
+            if getattr(self, knob) and not self.sectored:
+                out.append(f"{self.k(knob)} needs a sectored L2 ({self.k('sectored')} = true)")
         return out + self._sector_problems()
 
     def slice_problems(self, n_slices: int) -> list[str]:

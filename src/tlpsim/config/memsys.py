@@ -41,7 +41,11 @@ class InterconnectConfig(Section):
                                  unit="core cycles", ge=0, le=1000)
     subnets: Literal[1, 2] = field(2, "1 = requests and replies share a network, 2 = separate networks")
     num_vcs: int = field(1, "virtual channels per port", unit="VCs", ge=1, le=64)
-    internal_speedup: float = field(2.0, "crossbar internal speed-up over the port rate", gt=0, le=16)
+    internal_speedup: float = field(2.0, "flits the switch moves per cycle per port (booksim's internal_speedup): "
+                                         "a packet whose flits are all at the router crosses in ceil(flits / s) "
+                                         "cycles, freeing its input and output sooner, while each port's link "
+                                         "still carries one flit a cycle; 1 = the switch at the link rate",
+                                    ge=1, le=16)
     arbiter: Literal["islip", "round_robin", "random"] = field("islip", "output arbitration between competing "
                                                                         "inputs (vc/sw allocator)")
     nominal_bandwidth_gbs: float | None = field(None, "peak bandwidth per direction as a paper quotes it; "

@@ -89,9 +89,11 @@ class MemorySystem:
         self.l2_out = [FlitQueue(f"l2{k}.out", ic.input_buffer_flits, fb) for k in range(n_slices)]
         arb = {"islip": "islip", "round_robin": "rr", "random": "random"}[ic.arbiter]
         self.up = Crossbar(icnt, "icnt.up", n_sms, n_slices, fb, latency=ic.latency, inputs=self.sm_out,
-                           outputs=self.l2_in, arbitration=arb, route=route_to_slice)
+                           outputs=self.l2_in, arbitration=arb, route=route_to_slice,
+                           internal_speedup=ic.internal_speedup)
         self.down = Crossbar(icnt, "icnt.down", n_slices, n_sms, fb, latency=ic.latency, inputs=self.l2_out,
-                             outputs=self.sm_in, arbitration=arb, route=route_to_sm)
+                             outputs=self.sm_in, arbitration=arb, route=route_to_sm,
+                             internal_speedup=ic.internal_speedup)
         q = c2.queue_entries
         self.slices: list[L2Slice] = []
         self.channels: list[DramChannel] = []
@@ -120,7 +122,7 @@ class MemorySystem:
                     miss_queue_entries=max(c2.miss_queue_entries, 4), data_port_bytes=c2.data_port_bytes,
                     set_index_addr=local, side=self.side_of_partition(p) if c2.far_latency else -1,
                     sm_sides=sm_sides, far_latency=c2.far_latency, sector_lookups=c2.sector_lookups,
-                    sector_write_acks=c2.sector_write_acks))
+                    sector_write_acks=c2.sector_write_acks, sector_replies=c2.sector_replies))
             ch_in = TimedQueue(f"dram{p}.in", d.queue_size)
             ch_out = TimedQueue(f"dram{p}.out", d.return_queue_size)
             self.muxes.append(SliceMux(dram, f"mux{p}", to_dram, from_dram, ch_in, ch_out,

@@ -14,6 +14,13 @@ saturation throughput under uniform random traffic follows from it):
 * A granted input sends one flit per cycle; the output is held until the tail flit
   has crossed (wormhole), so input and output are free again `flits` cycles after
   the grant.
+* With an internal speed-up s > 1 (booksim's `internal_speedup`) the switch moves s
+  flits a cycle: a granted packet frees its input and output after ceil(flits / s)
+  cycles once all its flits are at the router, while each link still carries one flit
+  a cycle (an input's packets arrive one flit a cycle in order; an output's packets
+  leave one flit a cycle). Head-of-line blocking then costs multi-flit packets much
+  less: under uniform random traffic 4-flit packets saturate near 0.97 flits/cycle/port
+  where booksim's GTX480 network reaches 0.90, single flits at 0.59 in both.
 * Output back-pressure is credit based: a transfer starts only if the packet fits
   in the output buffer together with the packets already in flight to it. The
   packet is written into the output queue `latency` cycles after its tail flit
@@ -35,6 +42,7 @@ skipped cycles are back-filled in `skipped()`.
 
 from __future__ import annotations
 
+import math
 from heapq import heappop, heappush
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -153,7 +161,7 @@ class Crossbar(Component):
                  input_buffer_flits: int = 64, output_buffer_flits: int = 32, latency: int = 2,
                  route: Callable[[Any], int] | None = None, inputs: Sequence[TimedQueue] | None = None,
                  outputs: Sequence[TimedQueue] | None = None, arbitration: str = "rr", seed: int = 0,
-                 sustainable_fraction: float = SUSTAINABLE_FRACTION) -> None:
+                 sustainable_fraction: float = SUSTAINABLE_FRACTION, internal_speedup: float = 1.0) -> None:
         super().__init__(domain)
         if n_inputs < 1 or n_outputs < 1:
             raise ValueError(f"crossbar {name}: needs at least one input and one output")
@@ -161,6 +169,8 @@ class Crossbar(Component):
             raise ValueError(f"crossbar {name}: flit_bytes must be >= 1, got {flit_bytes}")
         if latency < 0:
             raise ValueError(f"crossbar {name}: latency must be >= 0, got {latency}")
+        if internal_speedup < 1.0:
+            raise ValueError(f"crossbar {name}: internal_speedup must be >= 1, got {internal_speedup}")
         if arbitration not in ARBITERS:
             raise ValueError(f"crossbar {name}: unknown arbitration {arbitration!r}; choose one of {ARBITERS}")
         self.name = name
@@ -211,6 +221,15 @@ class Crossbar(Component):
         self._reserved = [0] * n_outputs                  # credits in flight (flits or packets)
         self._flit_out = [isinstance(q, FlitQueue) for q in self.outputs]
         self._ptr = [0] * n_outputs
+        # internal speed-up s > 1 (booksim's internal_speedup): the switch moves s flits a
+        # cycle, so a packet whose flits have all reached the router frees its input and
+        # output after ceil(flits / s) cycles, while each port's link still carries one
+        # flit a cycle: an input's flits reach the router one a cycle in order
+        # (`_in_tail`: the cycle its last packet's tail is in) and an output's packets
+        # leave one flit a cycle (`_link_free`)
+        self._speedup = internal_speedup
+        self._in_tail = [0] * n_inputs
+        self._link_free = [0] * n_outputs
         self._wait_contention = 0                         # waiting inputs per cycle, by cause (skipped())
         self._wait_backpressure = 0
         # packets queued before the crossbar adopted an input were never reported by
@@ -417,10 +436,23 @@ class Crossbar(Component):
             held_out[o] = True
             reserved[o] += units
             self._ptr[o] = (i + 1) % self.n_inputs
-            end = cycle + f
+            if self._speedup == 1.0:
+                end = done = cycle + f
+            else:
+                tail = self._in_tail[i]
+                tail = (arrival if arrival > tail else tail) + f
+                self._in_tail[i] = tail
+                end = cycle + int(math.ceil(f / self._speedup))
+                if tail > end:
+                    end = tail
+                link = self._link_free[o]
+                done = (link if link > cycle else cycle) + f
+                self._link_free[o] = done
+                if end > done:
+                    done = end
             heappush(self._releases, (end << self._in_bits | i) << self._out_bits | o)
             self._timer(end * self._period)
-            due = end - 1 + self.latency
+            due = done - 1 + self.latency
             if due <= cycle:
                 self._deliver(due, o, units, pkt, arrival, now)
             else:

@@ -12,7 +12,8 @@ Per L2 cycle, in this order (one request per stage per cycle):
    buffer (atomics mark the line dirty).
 3. lookup — the oldest request that has spent `hit_latency` cycles in the ROP
    pipeline (GPGPU-Sim gpgpu_l2_rop_latency: every request is delayed by it before
-   the cache sees it) accesses the tags. Read/atomic hit → reply now; pending hit →
+   the cache sees it) accesses the tags. Read/atomic hit → reply now (a read with
+   `sector_replies` one packet per sector request, the rest one a cycle); pending hit →
    merge into the MSHR; sector miss / miss → MSHR entry + DRAM read of the missing
    sectors (+ a DRAM write for a dirty victim); write → ack now (with
    `sector_write_acks` one per sector request, the rest one a cycle), line written per
@@ -117,7 +118,8 @@ class L2Slice(Component):
                  miss_queue_entries: int = 4, data_port_bytes: int = 32, rop_entries: int | None = None,
                  write_ack: bool = True, set_index_addr: Callable[[int], int] | None = None,
                  side: int = -1, sm_sides: list[int] | None = None, far_latency: int = 0,
-                 sector_lookups: bool = False, sector_write_acks: bool = False) -> None:
+                 sector_lookups: bool = False, sector_write_acks: bool = False,
+                 sector_replies: bool = False) -> None:
         super().__init__(domain)
         self.name = f"l2[{slice_id}]"
         self.slice_id = slice_id
@@ -155,6 +157,10 @@ class L2Slice(Component):
         # (GPGPU-Sim replies to each), the first ack with the lookup and the others
         # one a cycle after it from the reply buffer, as each sector's lookup would
         self.sector_write_acks = sector_write_acks and sector_bytes is not None
+        # ... and returns a read's data once per sector request, each sector a packet
+        # of its own (header + 32 bytes) that the requester gathers before using the
+        # line (an L1's sector MSHR counts them: baseline_cache::fill's pending_read)
+        self.sector_replies = sector_replies and sector_bytes is not None
         self.from_icnt, self.to_icnt, self.to_dram, self.from_dram = from_icnt, to_icnt, to_dram, from_dram
         for q in (from_icnt, from_dram):
             if q.consumer is None:
@@ -315,6 +321,8 @@ class L2Slice(Component):
                 self._replicate(addr, cache.widen(req.sector_mask or cache.full_mask))
             req.is_reply = True
             resp.append(req)
+            if self.sector_replies and req.kind == READ:
+                resp.extend(self._split_reply(req))
         k = self._port_cycles(n * SECTOR_BYTES)
         self._fill_free = cycle + k
         if k > 1:
@@ -339,7 +347,7 @@ class L2Slice(Component):
             self._replicate(addr, have)
             self.replica_hits += 1
             n = popcount(mask)
-            self._reply(req, now)
+            self._read_reply(req, now)
             self._count_kind(READ)
             self._use_port(cycle, n * SECTOR_BYTES, n, True)
             return True
@@ -352,7 +360,7 @@ class L2Slice(Component):
                 st.data_writes += n
             elif far_read:
                 self._replicate(addr, mask)
-            self._reply(req, now)
+            self._read_reply(req, now)
             moved = n * SECTOR_BYTES
             hit = True
         elif (status := cache.probe(addr, mask, check_alloc=False)) == HIT_RESERVED:
@@ -519,6 +527,36 @@ class L2Slice(Component):
         req.is_reply = True
         self.to_icnt.push(req, now)
         self.stats.replies += 1
+
+    def _read_reply(self, req: MemRequest, now: int) -> None:
+        """A read's (or atomic's) data back to the requester: one packet, or with
+        `sector_replies` one per sector request, the first now and the others from the
+        reply buffer one a cycle after it."""
+        if self.sector_replies and req.kind == READ:
+            pieces = self._split_reply(req)
+            self._reply(req, now)
+            self._resp.extend(pieces)
+        else:
+            self._reply(req, now)
+
+    def _split_reply(self, req: MemRequest) -> list[MemRequest]:
+        """Make `req` the first of its sector replies (`sector_requests` of them: all 4
+        for a segment touching both halves of the line) and return the others; every
+        piece names one sector and how many pieces there are."""
+        mask = req.sector_mask or 15
+        n = sector_requests(mask)
+        pieces: list[MemRequest] = []
+        if n < 2:
+            return pieces
+        sectors = [s for s in range(4) if n == 4 or mask >> s & 1]
+        req.sector_mask = 1 << sectors[0]
+        req.parts = n
+        for s in sectors[1:]:
+            p = MemRequest(READ, req.addr, 1 << s, req.src_sm, req.partition, req.token, req.t_created, True)
+            p.t_l2 = req.t_l2
+            p.parts = n
+            pieces.append(p)
+        return pieces
 
     def _sector_acks(self, req: MemRequest, mask: int, now: int) -> None:
         """Acknowledge a write once per sector request (`sector_requests`), each ack

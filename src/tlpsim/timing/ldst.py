@@ -99,6 +99,7 @@ class LdstUnit:
         self._refused_at: tuple[int, int, int] = (-1, -1, -1)
         self._refused_why = ""
         self._wb_booked: set[int] = set()   # cycles the writeback register is taken (wb_register)
+        self._parts: dict[tuple[int, int], list[int]] = {}  # split reply (token, line) -> [pieces, sectors]
 
     # ------------------------------------------------------------ interface to the SM
 
@@ -440,15 +441,18 @@ class LdstUnit:
 
     def _reply(self, req: MemRequest, now: int) -> None:
         token = req.token
-        if isinstance(token, tuple) and token[0] == "ifill":  # an instruction line for the fetch stage
-            cache = cast(CachePort, token[1])
-            self.sm.fetch.arrived(cache.fill(token[2], req.sector_mask, now))
-            return
-        if req.t_l2 >= 0:  # a data reply or store acknowledgement from an L2 slice
+        ifill = isinstance(token, tuple) and token[0] == "ifill"
+        if req.t_l2 >= 0 and not ifill:  # a data reply or store acknowledgement from an L2 slice
             n = popcount(req.sector_mask) or 1
             st = self.stats
             st.mem_latency_sector_cycles += (now * self._period - req.t_l2) // self._period * n
             st.mem_latency_sectors += n
+        if req.parts > 1 and not self._gather(req):
+            return
+        if ifill:  # an instruction line for the fetch stage
+            cache = cast(CachePort, token[1])
+            self.sm.fetch.arrived(cache.fill(token[2], req.sector_mask, now))
+            return
         if isinstance(token, tuple) and token[0] == "fill":
             cache = cast(CachePort, token[1])
             for ins in cache.fill(token[2], req.sector_mask, now):
@@ -457,6 +461,24 @@ class LdstUnit:
             self._done_one(token[1], now)
         elif token is not None:
             self._arrived(token, now)
+
+    def _gather(self, req: MemRequest) -> bool:
+        """One of the sector replies the L2 split a read's reply into
+        (`l2.sector_replies`): False until the last of them, which then carries every
+        sector the pieces brought (the requester uses the data once all are back, as
+        GPGPU-Sim's sector MSHR waits for its pending_read count)."""
+        key = (id(req.token), req.addr)   # a bypassing instruction is the token of each of its lines
+        got = self._parts.get(key)
+        if got is None:
+            self._parts[key] = [1, req.sector_mask]
+            return False
+        got[0] += 1
+        got[1] |= req.sector_mask
+        if got[0] < req.parts:
+            return False
+        del self._parts[key]
+        req.sector_mask = got[1]
+        return True
 
     def _arrived(self, ins: _Instr, now: int) -> None:
         ins.outstanding -= 1
