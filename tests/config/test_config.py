@@ -118,6 +118,10 @@ def test_out_of_range_names_the_key(override, key):
     ("sm.pipelines.sfu.count=0", ["sm.pipelines.sfu.count"]),
     ("sm.operand_collector.units.sp=0", ["sm.operand_collector.units.sp"]),
     ("dram.nominal_bandwidth_gbs=300", ["dram.nominal_bandwidth_gbs", "gpu.dram_clock_mhz"]),
+    ("icnt.subnets=1", ["icnt.subnets", "not modelled"]),           # values that would change nothing
+    ("icnt.num_vcs=2", ["icnt.num_vcs", "not modelled"]),
+    ("icnt.internal_speedup=0.5", ["icnt.internal_speedup"]),
+    ("l2.sectored=false", ["l2.sector_replies", "l2.sector_write_acks", "l2.sectored"]),
 ])
 def test_cross_field_checks_name_the_keys(override, mentions):
     with pytest.raises(ConfigError) as err:

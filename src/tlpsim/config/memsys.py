@@ -39,8 +39,10 @@ class InterconnectConfig(Section):
                                     "network, before the SM takes it (GPGPU-Sim's simt_core_cluster::icnt_cycle "
                                     "hands the FIFO's head to the core the cycle after it popped it: 1)",
                                  unit="core cycles", ge=0, le=1000)
-    subnets: Literal[1, 2] = field(2, "1 = requests and replies share a network, 2 = separate networks")
-    num_vcs: int = field(1, "virtual channels per port", unit="VCs", ge=1, le=64)
+    subnets: int = field(2, "1 = requests and replies share a network (not modelled: refused), "
+                            "2 = separate networks", unit="networks", ge=1, le=2)
+    num_vcs: int = field(1, "virtual channels per port (one modelled: each input is one FIFO; more are refused)",
+                         unit="VCs", ge=1, le=64)
     internal_speedup: float = field(2.0, "flits the switch moves per cycle per port (booksim's internal_speedup): "
                                          "a packet whose flits are all at the router crosses in ceil(flits / s) "
                                          "cycles, freeing its input and output sooner, while each port's link "
@@ -57,10 +59,19 @@ class InterconnectConfig(Section):
         # buffer must hold the largest one. GPGPU-Sim's booksim moves single flits
         # and takes a 1-flit vc_buf_size; here that would stall the first line forever.
         need = -(-MAX_PACKET_BYTES // self.flit_bytes)
-        return [f"{self.k(name)} ({getattr(self, name)}) must be at least {need} flits: a buffer holds whole "
-                f"packets, and the largest ({MAX_PACKET_BYTES} bytes: header + 128-byte line) is {need} flits of "
-                f"{self.k('flit_bytes')} = {self.flit_bytes} bytes"
-                for name in ("input_buffer_flits", "output_buffer_flits") if getattr(self, name) < need]
+        out = [f"{self.k(name)} ({getattr(self, name)}) must be at least {need} flits: a buffer holds whole "
+               f"packets, and the largest ({MAX_PACKET_BYTES} bytes: header + 128-byte line) is {need} flits of "
+               f"{self.k('flit_bytes')} = {self.flit_bytes} bytes"
+               for name in ("input_buffer_flits", "output_buffer_flits") if getattr(self, name) < need]
+        # the crossbar is one network each way with one FIFO per input: say so rather than
+        # accept a value that would change nothing
+        if self.subnets != 2:
+            out.append(f"{self.k('subnets')} = {self.subnets} (requests and replies sharing one network) is not "
+                       f"modelled: tlpsim has a request and a reply network (GPGPU-Sim's usual 2)")
+        if self.num_vcs != 1:
+            out.append(f"{self.k('num_vcs')} = {self.num_vcs} is not modelled: each crossbar input is one FIFO "
+                       f"(one virtual channel, as in GPGPU-Sim's configurations)")
+        return out
 
 
 class DRAMConfig(Section):
