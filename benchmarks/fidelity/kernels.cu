@@ -82,3 +82,18 @@ extern "C" __global__ void issue_stream(unsigned* out, int reps) {
     }
     out[threadIdx.x] = a + b + c + d + e + f + g + h;
 }
+
+// Written after the sector replies and the switch's speed-up were modelled, to check that
+// they generalise (docs/validation.md): a streaming add, and a wider stencil in square CTAs
+extern "C" __global__ void stream_add(const float* a, const float* b, float* c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+
+extern "C" __global__ void stencil9(const float* in, float* out, int w, int h) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x <= 1 || y <= 1 || x >= w - 2 || y >= h - 2) return;
+    int i = y * w + x;
+    out[i] = 0.1f * (in[i] + in[i - 1] + in[i + 1] + in[i - 2] + in[i + 2] + in[i - w] + in[i + w]
+                     + in[i - 2 * w] + in[i + 2 * w]);
+}

@@ -35,6 +35,10 @@ stencil5           L1-hit bound (the +-1 neighbours straddle two lines per warp)
                    output line's store comes back as 4 acks (one per sector
                    request) on the same reply path as the fills
 stencil5_smem      one barrier per CTA, 5 shared loads per output
+stream_add         memory-bound streaming (256 Ki floats): coalesced line reads and
+                   line writes, DRAM-bound
+stencil9           9-point stencil (+-2 neighbours, 512x512, 16x16 CTAs) from global
+                   memory: as stencil5, more lines per warp
 transpose_naive    CTA sweep at 1024x1024 (4 MiB written, 16 lines at a 4 KiB
                    stride per warp store: the lines camp on 24 of the L2's 768
                    (slice, set) pairs): GPGPU-Sim's held-out naive transpose is best
@@ -64,7 +68,8 @@ def gpgpusim_cycles(name: str, cap: int | None) -> int | None:
     if isinstance(v, dict):
         return v.get(str(cap)) if cap else None
     return None if cap else v
-KERNELS = ("issue_stream", "mm_tiled", "reduce_tree", "stencil5", "stencil5_smem", "transpose_naive")
+KERNELS = ("issue_stream", "mm_tiled", "reduce_tree", "stencil5", "stencil5_smem", "transpose_naive", "stream_add",
+           "stencil9")
 
 
 def _run(name: str, cfg, rng) -> dict:
@@ -100,6 +105,21 @@ def _run(name: str, cfg, rng) -> dict:
             rec = k((w // 32, h // 8), (32, 8), (tlpsim.asarray(x), o, np.int32(w), np.int32(h)))
             ref = 0.2 * (x[1:-1, 1:-1] + x[1:-1, :-2] + x[1:-1, 2:] + x[:-2, 1:-1] + x[2:, 1:-1])
             ok = np.allclose(o.get()[1:-1, 1:-1], ref, rtol=1e-4)
+        elif name == "stream_add":
+            n = 1 << 18
+            a, b = rng.random(n, np.float32), rng.random(n, np.float32)
+            c = tlpsim.zeros(n, np.float32)
+            rec = k((n // 256,), (256,), (tlpsim.asarray(a), tlpsim.asarray(b), c, np.int32(n)))
+            ok = np.array_equal(c.get(), a + b)
+        elif name == "stencil9":
+            w = h = 512
+            x = rng.random((h, w), np.float32)
+            o = tlpsim.zeros((h, w), np.float32)
+            rec = k((w // 16, h // 16), (16, 16), (tlpsim.asarray(x), o, np.int32(w), np.int32(h)))
+            c = x[2:-2, 2:-2]
+            ref = 0.1 * (c + x[2:-2, 1:-3] + x[2:-2, 3:-1] + x[2:-2, :-4] + x[2:-2, 4:] + x[1:-3, 2:-2]
+                         + x[3:-1, 2:-2] + x[:-4, 2:-2] + x[4:, 2:-2])
+            ok = np.allclose(o.get()[2:-2, 2:-2], ref, rtol=1e-4)
         else:
             w = h = 1024
             x = rng.random((h, w), np.float32)

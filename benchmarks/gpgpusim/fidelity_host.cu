@@ -1,6 +1,7 @@
 // Host driver for benchmarks/fidelity/kernels.cu under GPGPU-Sim: same sizes and
 // launches as benchmarks/fidelity/run.py, results checked on the host.
-// usage: fidelity_host KERNEL   (mm_tiled reduce_tree stencil5 stencil5_smem transpose_naive issue_stream)
+// usage: fidelity_host KERNEL   (mm_tiled reduce_tree stencil5 stencil5_smem transpose_naive issue_stream
+//                               stream_add stencil9), or FID_KERNEL=KERNEL
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -69,6 +70,23 @@ int main(int argc, char** argv) {
         std::vector<unsigned> o(32); cudaMemcpy(o.data(), dout, 128, cudaMemcpyDeviceToHost);
         for (unsigned t = 0; t < 32; ++t) { unsigned e = 0; for (unsigned i = 0; i < 8; ++i) e += t + i;
             if (o[t] != e + 8u * 2u * 64u) ++bad; }
+    } else if (!strcmp(k, "stream_add")) {
+        int n = 1 << 18; std::vector<float> a(n), b(n);
+        for (auto& v : a) v = rnd(); for (auto& v : b) v = rnd();
+        float *da = up(a), *db = up(b), *dc; CHECK(cudaMalloc(&dc, n * 4));
+        stream_add<<<n / 256, 256>>>(da, db, dc, n); CHECK(cudaDeviceSynchronize());
+        auto c = down(dc, n);
+        for (int i = 0; i < n; ++i) if (c[i] != a[i] + b[i]) ++bad;
+    } else if (!strcmp(k, "stencil9")) {
+        int w = 512, h = 512; std::vector<float> x(w * h), z(w * h, 0.f);
+        for (auto& v : x) v = rnd();
+        float *dx = up(x), *dout = up(z);
+        stencil9<<<dim3(w / 16, h / 16), dim3(16, 16)>>>(dx, dout, w, h); CHECK(cudaDeviceSynchronize());
+        auto o = down(dout, w * h);
+        for (int y = 2; y < h - 2; ++y) for (int xx = 2; xx < w - 2; ++xx) { int i = y * w + xx;
+            double r = 0.1 * ((double)x[i] + x[i - 1] + x[i + 1] + x[i - 2] + x[i + 2] + x[i - w] + x[i + w]
+                              + x[i - 2 * w] + x[i + 2 * w]);
+            if (fabs(o[i] - r) > 1e-4 * fabs(r) + 1e-6) ++bad; }
     } else { fprintf(stderr, "unknown kernel %s\n", k); return 2; }
     printf("%s %s bad=%ld\n", k, bad ? "FAIL" : "PASS", bad);
     return bad ? 1 : 0;
