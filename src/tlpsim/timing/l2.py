@@ -322,7 +322,7 @@ class L2Slice(Component):
             req.is_reply = True
             resp.append(req)
             if self.sector_replies and req.kind == READ:
-                resp.extend(self._split_reply(req))
+                resp.extend(self._sector_pieces(req, req.sector_mask or 15, True))
         k = self._port_cycles(n * SECTOR_BYTES)
         self._fill_free = cycle + k
         if k > 1:
@@ -533,43 +533,38 @@ class L2Slice(Component):
         `sector_replies` one per sector request, the first now and the others from the
         reply buffer one a cycle after it."""
         if self.sector_replies and req.kind == READ:
-            pieces = self._split_reply(req)
+            pieces = self._sector_pieces(req, req.sector_mask or 15, True)
             self._reply(req, now)
             self._resp.extend(pieces)
         else:
             self._reply(req, now)
 
-    def _split_reply(self, req: MemRequest) -> list[MemRequest]:
-        """Make `req` the first of its sector replies (`sector_requests` of them: all 4
-        for a segment touching both halves of the line) and return the others; every
-        piece names one sector and how many pieces there are."""
-        mask = req.sector_mask or 15
+    def _sector_pieces(self, req: MemRequest, mask: int, gather: bool) -> list[MemRequest]:
+        """Make `req` the reply to the first of the sector requests GPGPU-Sim splits it
+        into (`sector_requests(mask)`: all 4 for a segment touching both halves of the
+        line) and return the replies to the others, each naming its sector. `gather`: the
+        requester uses them together, so each says how many there are (`parts`); acks
+        are counted one by one instead."""
         n = sector_requests(mask)
-        pieces: list[MemRequest] = []
-        if n < 2:
-            return pieces
         sectors = [s for s in range(4) if n == 4 or mask >> s & 1]
         req.sector_mask = 1 << sectors[0]
-        req.parts = n
+        parts = n if gather else 1
+        req.parts = parts
+        pieces: list[MemRequest] = []
         for s in sectors[1:]:
-            p = MemRequest(READ, req.addr, 1 << s, req.src_sm, req.partition, req.token, req.t_created, True)
+            p = MemRequest(req.kind, req.addr, 1 << s, req.src_sm, req.partition, req.token, req.t_created, True)
             p.t_l2 = req.t_l2
-            p.parts = n
+            p.parts = parts
             pieces.append(p)
         return pieces
 
     def _sector_acks(self, req: MemRequest, mask: int, now: int) -> None:
         """Acknowledge a write once per sector request (`sector_requests`), each ack
         naming its sector: the first now, the others from the reply buffer, one a cycle."""
-        n = sector_requests(mask)
-        sectors = [s for s in range(4) if n == 4 or mask >> s & 1]
-        req.sector_mask = 1 << sectors[0]
+        pieces = self._sector_pieces(req, mask, False)
         self._reply(req, now)
-        for s in sectors[1:]:
-            ack = MemRequest(WRITE, req.addr, 1 << s, req.src_sm, req.partition, req.token, req.t_created, True)
-            ack.t_l2 = req.t_l2
-            self._resp.append(ack)
-        self.stats.write_acks += n
+        self._resp.extend(pieces)
+        self.stats.write_acks += 1 + len(pieces)
 
     def _dram(self, kind: str, addr: int, mask: int, now: int) -> None:
         n = popcount(mask)
