@@ -1,15 +1,15 @@
-"""One L2 slice between a mock SM and a mock DRAM channel, for tests of what the
+"""One L2 slice between a mock SM and test_l2's mock DRAM channel, for tests of what the
 slice sends back (sector replies, write acks) and when."""
 
 from __future__ import annotations
 
 from collections import deque
 
-from tlpsim.timing.engine import ClockDomain, Component, Engine
+from tlpsim.timing.engine import Component, Engine
 from tlpsim.timing.l2 import L2Slice
 from tlpsim.timing.queues import TimedQueue
 
-DOM = ClockDomain("l2", 1000)
+from test_l2 import DOM, MockDRAM  # the slice tests' clock and DRAM mock
 
 
 class MockSm(Component):
@@ -39,30 +39,6 @@ class MockSm(Component):
         return progress
 
 
-class MockDram(Component):
-    """Answers each request `delay` cycles after it takes it."""
-
-    name = "dram"
-
-    def __init__(self, inp, out, delay):
-        super().__init__(DOM)
-        self.inp, self.out, self.delay, self.wait = inp, out, delay, deque()
-        inp.consumer = out.producer = self
-
-    def busy(self):
-        return bool(self.wait or len(self.inp))
-
-    def tick(self, cycle):
-        now = DOM.time_of(cycle)
-        if self.inp.ready(now):
-            self.wait.append((cycle + self.delay, self.inp.pop()))
-        if self.wait and self.wait[0][0] <= cycle and self.out.can_push():
-            self.out.push(self.wait.popleft()[1], now)
-        if self.wait:
-            self.wake_at(max(cycle + 1, self.wait[0][0]))
-        return False
-
-
 def run_slice(reqs, kind, dense=False, hot=(), dram_delay=20, **kw):
     """A 2-way, 8-line slice (ROP latency 10) serving `reqs`; `hot` lines start valid.
     Returns (mock SM, slice) after the run."""
@@ -74,8 +50,10 @@ def run_slice(reqs, kind, dense=False, hot=(), dram_delay=20, **kw):
                  hit_latency=10, data_port_bytes=32, **kw)
     for addr in hot:
         l2.host_fill(addr)
+    dram = MockDRAM(td, fd, dram_delay)
+    td.consumer, fd.producer = dram, dram
     eng = Engine(dense=dense)
-    for c in (sm, l2, MockDram(td, fd, dram_delay)):
+    for c in (sm, l2, dram):
         eng.add(c)
     eng.run(max_time_fs=DOM.time_of(1000))
     return sm, l2
