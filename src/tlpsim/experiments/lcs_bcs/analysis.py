@@ -28,19 +28,24 @@ class Digest:
     launches: list[dict]                # kernel, cycles, limit (CTAs/SM by occupancy), n_ctas, grid, block, plugins
     classes: dict[str, int]             # SM-cycles per class, summed over SMs and launches
     l1_accesses: int
-    l1_hits: int
+    l1_misses: int                      # lines fetched: MISS (and SECTOR_MISS), not HIT_RESERVED
     l2_accesses: int
-    l2_hits: int
+    l2_misses: int
     energy_j: float | None
     gateable_j: float | None = None     # static energy of the RF and shared memory (what ideal gating acts on)
 
+    # Miss rates as GPGPU-Sim prints them (L1D_total_cache_miss_rate, L2_total_cache_miss_rate;
+    # cache_stats::get_sub_stats), the simulator the paper measured with: misses over accesses,
+    # where an access that merges into a line already in flight (HIT_RESERVED, a pending hit)
+    # is not a miss. `1 - hit rate` would count those merges as misses, and hide exactly the
+    # inter-CTA sharing BCS creates: two CTAs of a pair asking for one line within its latency.
     @property
     def l1_miss_rate(self) -> float:
-        return 1 - self.l1_hits / self.l1_accesses if self.l1_accesses else 0.0
+        return self.l1_misses / self.l1_accesses if self.l1_accesses else 0.0
 
     @property
     def l2_miss_rate(self) -> float:
-        return 1 - self.l2_hits / self.l2_accesses if self.l2_accesses else 0.0
+        return self.l2_misses / self.l2_accesses if self.l2_accesses else 0.0
 
     @property
     def two_d(self) -> bool:
@@ -97,9 +102,9 @@ def digest(record: dict) -> Digest:
         verified=bool(record.get("verified")), cycles=cycles, makespan=makespan, n_sms=n_sms, launches=launches,
         classes=classes,
         l1_accesses=sum(sm["l1d_accesses"] for s in stats for sm in s["per_sm"]),
-        l1_hits=sum(sm["l1d_hits"] for s in stats for sm in s["per_sm"]),
+        l1_misses=sum(sm["l1d_misses"] for s in stats for sm in s["per_sm"]),
         l2_accesses=sum(s["components"].get("l2_accesses", 0) for s in stats),
-        l2_hits=sum(s["components"].get("l2_hits", 0) for s in stats),
+        l2_misses=sum(sl["misses"] + sl["sector_misses"] for s in stats for sl in s["components"].get("l2_slices", [])),
         energy_j=sum(energy) if len(energy) == len(stats) and stats else None,
         gateable_j=sum(gate) if len(gate) == len(stats) and stats else None)
 
