@@ -227,6 +227,9 @@ class LcsBcs(Experiment):
                                      sorted((r.kid, r.name) for r in gpu.finished))
             db.set_meta(key, have)
         if have is not None:
+            # the sweep's figures from this analysis, not the ones stored with the LCS run's
+            # counts (they follow the digest: miss rates, types), so the row matches fig6 and fig13
+            have = {**have, **{k: row.get(k) for k in ("type", "t_max", "top", "opt", "cycles", "l1_miss", "loss")}}
             results.extra["tnew_check"] = have
 
     # ------------------------------------------------------------ analysis

@@ -167,7 +167,7 @@ def tnew_check_table(d: StudyData, stem: Path) -> list[Path]:
         return write_table(stem, heads, [["kernel", r.get("none", "not run")]], "T_new on a thrashing kernel")
     counts = r.get("counts") or {}
     rows = [["workload, kernel", f"{r['workload']}, {r['kernel']}"],
-            ["type, T_max (its sweep's top), OPT", f"{r.get('type')}, {r.get('t_max')} ({r.get('top')}), {r.get('opt')}"],
+            ["the kernel's type, T_max (its sweep's top), OPT", f"{r.get('type')}, {r.get('t_max')} ({r.get('top')}), {r.get('opt')}"],
             ["kernel cycles at 1..top CTAs/SM (GTO)", " / ".join(f"{c:,}" for c in r.get("cycles") or [])],
             ["L1D miss rate at 1..top", " / ".join(f"{m:.3f}" for m in r.get("l1_miss") or [])],
             ["SM 0, first launch: CTAs resident at the decision", r.get("resident")],
