@@ -56,7 +56,7 @@ def validate_sampling(workloads: str | None, size: str, db_path: str, mode: str,
     rows = run_validation(db_path, size, spec, names, echo=echo, limit_s=session_limit, configs=cfgs,
                           export=export_dir)
     wall = time.perf_counter() - t0
-    planned = len(plan(None))  # the whole validation, whatever subset this session ran
+    planned = len(plan(None, size=size))  # the whole validation, whatever subset this session ran
     command = "tlpsim validate --sampling " + " ".join(sys.argv[sys.argv.index("--sampling") + 1:]) \
         if "--sampling" in sys.argv else "tlpsim validate --sampling"
     if as_json:

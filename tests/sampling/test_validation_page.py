@@ -11,18 +11,27 @@ from tlpsim.validate.sampling_runs import Point, pair_row, plan, run_params
 
 
 def test_plan_covers_presets_and_lcs_bcs_configurations():
-    pts = plan(["matadd"])
-    assert [p.label for p in pts] == ["matadd gtx480", "matadd maxwell_gpuduet", "matadd tesla_m2050 GTO",
-                                      "matadd tesla_m2050 LCS", "matadd tesla_m2050 BCS+SCA",
-                                      "matadd tesla_m2050 DYNCTA", "matadd tesla_m2050 CCWS"]
+    pts = plan(["matadd_16x16"])
+    assert [p.label for p in pts] == ["matadd_16x16 gtx480", "matadd_16x16 maxwell_gpuduet",
+                                      "matadd_16x16 tesla_m2050 GTO", "matadd_16x16 tesla_m2050 LCS",
+                                      "matadd_16x16 tesla_m2050 BCS+SCA", "matadd_16x16 tesla_m2050 DYNCTA",
+                                      "matadd_16x16 tesla_m2050 CCWS"]
     assert dict(pts[4].overrides) == {"gpu.cta_scheduler": "bcs", "sm.warp_scheduler": "sca"}
-    assert [p.label for p in plan(["matadd"], ["LCS"])] == ["matadd tesla_m2050 LCS"]
+    assert [p.label for p in plan(["matadd_16x16"], ["LCS"])] == ["matadd_16x16 tesla_m2050 LCS"]
     with pytest.raises(TlpsimError, match="unknown workload"):
         plan(["nope"])
     with pytest.raises(TlpsimError, match="--configs: unknown LRR"):
         plan(["matadd"], ["LRR"])
     full, sampled = run_params(pts[3], "study", None), run_params(pts[3], "study", SamplingSpec("all"))
     assert full.key() != sampled.key() and full.overrides == {"gpu.cta_scheduler": "lcs"}
+
+
+def test_lcs_bcs_configurations_only_where_the_experiment_runs_them():
+    """The LCS/BCS points are the experiment's: its stand-ins only (matadd is not one:
+    MADD's is matadd_16x16), and BCS+SCA only on 2D CTAs (montecarlo's are 256x1)."""
+    assert [p.label for p in plan(["matadd"])] == ["matadd gtx480", "matadd maxwell_gpuduet"]
+    assert [p.config for p in plan(["montecarlo"]) if p.config] == ["GTO", "LCS", "DYNCTA", "CCWS"]
+    assert plan(["montecarlo"], ["BCS+SCA"]) == []
 
 
 @pytest.mark.parametrize("config", ["GTO", "LCS", "BCS+SCA", "DYNCTA", "CCWS"])
@@ -36,7 +45,10 @@ def test_full_detail_runs_of_lcs_bcs_configurations_are_the_experiments_runs(con
 
     exp = make("lcs_bcs", "study")
     for wl in ("hotspot_16x16", "montecarlo"):          # a 2D and a 1D CTA shape
-        point = next(p for p in plan([wl], [config]))
+        point = next((p for p in plan([wl], [config])), None)
+        if point is None:                              # BCS+SCA: the experiment runs it on 2D CTAs only
+            assert config == "BCS+SCA" and wl == "montecarlo"
+            continue
         ours = run_params(point, "study", None)
         theirs = exp.params(wl, config_overrides(config, two_d=wl != "montecarlo"))
         assert ours.simulator == simulator_fingerprint() and ours.key() == theirs.key()

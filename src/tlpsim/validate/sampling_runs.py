@@ -1,6 +1,6 @@
-"""`tlpsim validate --sampling`: every built-in workload on gtx480 and maxwell_gpuduet
-and in the LCS/BCS experiment's configurations, sampled and in full detail, compared
-run by run (cycle error, interval coverage, speed-ups).
+"""`tlpsim validate --sampling`: every built-in workload on gtx480 and maxwell_gpuduet,
+and the LCS/BCS experiment's stand-ins in its configurations, sampled and in full
+detail, compared run by run (cycle error, interval coverage, speed-ups).
 
 The full validation takes many CPU hours, so it is resumable: every finished run is
 stored in a results database (`tlpsim.sweep.store`, sweep "validate-sampling") under
@@ -21,6 +21,7 @@ SWEEP = "validate-sampling"
 #: the LCS/BCS experiment's configurations checked (on its tesla_m2050 preset)
 LCS_BCS_CONFIGS = ("GTO", "LCS", "BCS+SCA", "DYNCTA", "CCWS")
 PRESETS = ("gtx480", "maxwell_gpuduet")
+LCS_BCS_PRESET = "tesla_m2050"
 
 
 @dataclass(frozen=True)
@@ -37,10 +38,13 @@ class Point:
         return f"{self.workload} {self.preset}" + (f" {self.config}" if self.config else "")
 
 
-def plan(workloads: Iterable[str] | None = None, configs: Iterable[str] | None = None) -> list[Point]:
-    """The validation's points: workloads x (PRESETS + the LCS/BCS configurations);
-    `configs` keeps only these presets / configuration names."""
-    from tlpsim.experiments.lcs_bcs.suite import config_overrides
+def plan(workloads: Iterable[str] | None = None, configs: Iterable[str] | None = None,
+         size: str = "study") -> list[Point]:
+    """The validation's points: every workload on each of PRESETS, and the LCS/BCS
+    configurations where the lcs_bcs experiment runs them, on its stand-ins (BCS+SCA on
+    those with 2D CTAs only, §4.2), so that every full-detail run of those points is
+    the experiment's own run; `configs` keeps only these presets / configuration names."""
+    from tlpsim.experiments.lcs_bcs.suite import BENCHMARKS, config_overrides
     from tlpsim.workloads.registry import load_workloads
 
     known = load_workloads()
@@ -53,15 +57,33 @@ def plan(workloads: Iterable[str] | None = None, configs: Iterable[str] | None =
     bad = [c for c in keep if c not in choices]
     if bad:
         raise TlpsimError(f"--configs: unknown {', '.join(bad)} (choose from {', '.join(choices)})")
+    lcs = [c for c in LCS_BCS_CONFIGS if c in keep]
+    two_d = _stand_ins_2d([n for n in names if n in {b.workload for b in BENCHMARKS}], size) if lcs else {}
     points = []
     for wl in names:
         for preset in PRESETS:
             if preset in keep:
                 points.append(Point(wl, preset, "", ()))
-        for cfg in (c for c in LCS_BCS_CONFIGS if c in keep):
-            ov = config_overrides(cfg, two_d=True)
-            points.append(Point(wl, "tesla_m2050", cfg, tuple(sorted((k, _hashable(v)) for k, v in ov.items()))))
+        if wl not in two_d:
+            continue
+        for cfg in lcs:
+            if cfg == "BCS+SCA" and not two_d[wl]:
+                continue
+            ov = config_overrides(cfg, two_d=two_d[wl])
+            points.append(Point(wl, LCS_BCS_PRESET, cfg, tuple(sorted((k, _hashable(v)) for k, v in ov.items()))))
     return points
+
+
+def _stand_ins_2d(names: list[str], size: str) -> dict[str, bool]:
+    """Per stand-in, whether some kernel has 2D (or 3D) CTAs, from the workload
+    catalogue's shape-only pass at `size` (nothing is simulated)."""
+    from tlpsim.policies.cta.bcs import is_2d
+    from tlpsim.workloads.catalog import catalog
+
+    out = dict.fromkeys(names, False)
+    for r in catalog(LCS_BCS_PRESET, names, size) if names else []:
+        out[r.workload] = out[r.workload] or is_2d(tuple(r.block))
+    return out
 
 
 def _hashable(v):
@@ -94,7 +116,7 @@ def run_validation(db_path: str, size: str, spec: SamplingSpec, workloads: Itera
     from tlpsim.sweep.job import run_job
     from tlpsim.sweep.store import ResultsDB
 
-    points = plan(workloads, configs)
+    points = plan(workloads, configs, size)
     t0 = time.perf_counter()
     with ResultsDB(db_path) as db:
         if export:  # each finished run also kept as a file (tlpsim.sweep.archive)
@@ -119,7 +141,7 @@ def run_validation(db_path: str, size: str, spec: SamplingSpec, workloads: Itera
             what = "sampled" if s is not None else "full"
             echo(f"[{k}/{len(todo)}] {p.label} {what}: {res['status']} ({res['finished'] - res['started']:.0f} s)"
                  + (f" {res['error'].splitlines()[0]}" if res.get("error") else ""))
-        return compare(db, plan(), size, spec)  # every stored point of the whole plan, not just this subset
+        return compare(db, plan(size=size), size, spec)  # every stored point of the whole plan, not just this subset
 
 
 def _stored(db, key: str) -> bool:
