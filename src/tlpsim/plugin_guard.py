@@ -117,6 +117,9 @@ def _from_exception(exc: BaseException) -> PluginError | None:
     return _error(cls, f.f_code.co_name, rule)
 
 
+REFIRE_S = 0.1   # after the limit: seconds between further raises while the body has not stopped
+
+
 @contextlib.contextmanager
 def wall_clock_limit(seconds: float | None, on_expire: Callable[[FrameType | None], Any]) -> Iterator[None]:
     """Call `on_expire(frame)` (which raises) if the body runs longer than `seconds`.
@@ -139,14 +142,17 @@ def wall_clock_limit(seconds: float | None, on_expire: Callable[[FrameType | Non
             outer_handler(signum, frame)
             return
         expired = True
+        # fire again while the body runs on: the raise can land where Python swallows it
+        # (a __del__, a weakref or GC callback), and a body that never returns would
+        # otherwise never be stopped
+        signal.setitimer(signal.ITIMER_REAL, REFIRE_S)
         on_expire(frame)
 
     signal.signal(signal.SIGALRM, handler)
     signal.setitimer(signal.ITIMER_REAL, min(seconds, outer_delay) if outer_delay else seconds)
     try:
         yield
-        # The raise can land where Python swallows it (a __del__, a weakref or GC
-        # callback: "Exception ignored in ..."); the limit still holds once the body ends.
+        # a swallowed raise in a body that then returned: the limit still holds
         if expired:
             on_expire(None)
     finally:

@@ -175,6 +175,34 @@ def test_a_swallowed_time_limit_still_ends_the_run():
     assert swallowed == [True]
 
 
+def test_a_swallowed_time_limit_fires_again_while_the_body_runs_on():
+    """A body that swallows the first raise and keeps running (a runaway loop whose
+    first interruption landed in a GC callback) is stopped by the next one."""
+    import time
+
+    from tlpsim.plugin_guard import REFIRE_S, wall_clock_limit
+
+    class Expired(Exception):
+        pass
+
+    def expire(frame):
+        raise Expired("limit")
+
+    swallowed = []
+    t0 = time.monotonic()
+    with pytest.raises(Expired):
+        with wall_clock_limit(0.01, expire):
+            while True:
+                try:
+                    while True:
+                        pass
+                except Expired:
+                    if swallowed:
+                        raise
+                    swallowed.append(time.monotonic() - t0)
+    assert len(swallowed) == 1 and time.monotonic() - t0 < swallowed[0] + 10 * REFIRE_S
+
+
 def test_a_body_within_the_limit_is_untouched():
     from tlpsim.plugin_guard import wall_clock_limit
 
