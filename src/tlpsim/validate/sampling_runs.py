@@ -18,10 +18,9 @@ from tlpsim.errors import TlpsimError
 from tlpsim.sampling.spec import SamplingSpec
 
 SWEEP = "validate-sampling"
-#: the LCS/BCS experiment's configurations checked (on its tesla_m2050 preset)
+#: the LCS/BCS experiment's configurations checked (on its own preset, `_lcs_bcs_preset`)
 LCS_BCS_CONFIGS = ("GTO", "LCS", "BCS+SCA", "DYNCTA", "CCWS")
 PRESETS = ("gtx480", "maxwell_gpuduet")
-LCS_BCS_PRESET = "tesla_m2050"
 
 
 @dataclass(frozen=True)
@@ -47,6 +46,7 @@ def plan(workloads: Iterable[str] | None = None, configs: Iterable[str] | None =
     from tlpsim.experiments.lcs_bcs.suite import BENCHMARKS, config_overrides
     from tlpsim.workloads.registry import load_workloads
 
+    preset_lcs = _lcs_bcs_preset()
     known = load_workloads()
     names = list(workloads) if workloads else sorted(known)
     unknown = [n for n in names if n not in known]
@@ -70,8 +70,15 @@ def plan(workloads: Iterable[str] | None = None, configs: Iterable[str] | None =
             if cfg == "BCS+SCA" and not two_d[wl]:
                 continue
             ov = config_overrides(cfg, two_d=two_d[wl])
-            points.append(Point(wl, LCS_BCS_PRESET, cfg, tuple(sorted((k, _hashable(v)) for k, v in ov.items()))))
+            points.append(Point(wl, preset_lcs, cfg, tuple(sorted((k, _hashable(v)) for k, v in ov.items()))))
     return points
+
+
+def _lcs_bcs_preset() -> str:
+    """The preset the lcs_bcs experiment runs on: its points must be keyed as its runs are."""
+    from tlpsim.experiments.lcs_bcs import LcsBcs
+
+    return LcsBcs.preset
 
 
 def _stand_ins_2d(names: list[str], size: str) -> dict[str, bool]:
@@ -81,7 +88,7 @@ def _stand_ins_2d(names: list[str], size: str) -> dict[str, bool]:
     from tlpsim.workloads.catalog import catalog
 
     out = dict.fromkeys(names, False)
-    for r in catalog(LCS_BCS_PRESET, names, size) if names else []:
+    for r in catalog(_lcs_bcs_preset(), names, size) if names else []:
         out[r.workload] = out[r.workload] or is_2d(tuple(r.block))
     return out
 
