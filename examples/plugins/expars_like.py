@@ -5,8 +5,9 @@
   the rest go to spare scratchpad (`SplitGrant`, its typed grant). CTAs the
   baseline admits keep every register in the RF.
 - `expars_storage` (operand storage) reads each CTA's split from `CTAView.grant` when
-  the CTA is admitted. A source or destination at or above the split is read or
-  written through the shared-memory banks: `cycles_per_access` bank cycles per warp
+  the CTA is admitted. A source or destination at or above the split (and below the
+  CTA's reservation: names past it, under sm.register_count = 'ptxas_exact', hold
+  nothing on the card) is read or written through the shared-memory banks: `cycles_per_access` bank cycles per warp
   register (`smem_access`, contending with shared-memory instructions), and 32
   lane accesses of the energy table's `smem` structure (`structures`).
 
@@ -28,6 +29,7 @@ ALL_IN_RF = 1 << 30              # a split above every register
 class SplitGrant(Grant):
     split: int = ALL_IN_RF       # first register (per thread) held in the scratchpad
     spm_bytes: int = 0           # scratchpad bytes holding the CTA's registers (counted in `smem` too)
+    top: int = ALL_IN_RF         # first register past the CTA's reservation (per thread)
 
 
 @register("resource_allocator", "expars_alloc")
@@ -48,7 +50,8 @@ class SplitAllocator(BaselineAllocator):
         return ctas + self.params.extra_ctas, warps + self.params.extra_warps
 
     def _split(self, kres):
-        """(registers per thread kept in the RF, scratchpad bytes) for one more CTA, or None."""
+        """(registers per thread kept in the RF, scratchpad bytes, registers reserved per thread)
+        for one more CTA, or None."""
         n, u, lim = self.need(kres), self.used, self.limits
         ctas, warps = self.max_contexts()
         if self.ctas >= ctas or u.warps + n.warps > warps:
@@ -59,7 +62,7 @@ class SplitAllocator(BaselineAllocator):
         spm = (per_thread - in_rf) * 4 * n.threads
         if in_rf < min(self.params.min_rf_regs, per_thread) or u.smem + n.smem + spm > lim.shared_bytes:
             return None
-        return in_rf, spm
+        return in_rf, spm, per_thread
 
     def fits(self, kres):
         return super().fits(kres) or self._split(kres) is not None
@@ -68,9 +71,9 @@ class SplitAllocator(BaselineAllocator):
         if super().fits(kres):
             g = super().allocate(kres, slot)
             return SplitGrant(g.threads, g.warps, g.regs, g.smem)
-        in_rf, spm = self._split(kres)
+        in_rf, spm, top = self._split(kres)
         n = self.need(kres)
-        g = SplitGrant(n.threads, n.warps, in_rf * n.threads, n.smem + spm, split=in_rf, spm_bytes=spm)
+        g = SplitGrant(n.threads, n.warps, in_rf * n.threads, n.smem + spm, split=in_rf, spm_bytes=spm, top=top)
         u = self.used
         u.threads, u.warps, u.regs, u.smem = u.threads + g.threads, u.warps + g.warps, u.regs + g.regs, u.smem + g.smem
         self.ctas += 1
@@ -95,14 +98,19 @@ class SplitStorage(BankedRegisterFile):
 
     def __init__(self, params=None, n_warp_slots=48, **context):
         super().__init__(params, n_warp_slots, **context)
-        self.split: dict[int, int] = {}   # CTA slot -> first register in the scratchpad
+        self.split: dict[int, tuple[int, int]] = {}   # CTA slot -> registers [first, top) in the scratchpad
 
     def on_cta_admitted(self, cta, now):
-        self.split[cta.slot] = getattr(cta.grant, "split", ALL_IN_RF)
+        self.split[cta.slot] = (getattr(cta.grant, "split", ALL_IN_RF), getattr(cta.grant, "top", ALL_IN_RF))
+
+    def _in_rf(self, warp, regs):
+        # names at or past the reservation (sm.register_count = 'ptxas_exact': values the card's
+        # code does not keep in registers) take no scratchpad room: they stay with the RF's
+        first, top = self.split.get(warp.cta, (ALL_IN_RF, ALL_IN_RF))
+        return tuple(r for r in regs if r < first or r >= top)
 
     def try_read(self, warp, instr, now):
-        split = self.split.get(warp.cta, ALL_IN_RF)
-        in_rf = tuple(r for r in instr.src_regs if r < split)
+        in_rf = self._in_rf(warp, instr.src_regs)
         unit = "ldst" if instr.kind == 1 else instr.unit   # memory instructions take a memory collector
         ready = self.banks.try_read(warp.slot, warp.sched, unit, in_rf, now)
         n = len(instr.src_regs) - len(in_rf)
@@ -112,8 +120,7 @@ class SplitStorage(BankedRegisterFile):
         return max(ready, self._scratchpad(n))
 
     def write(self, warp, instr, now):
-        split = self.split.get(warp.cta, ALL_IN_RF)
-        in_rf = tuple(r for r in instr.dst_regs if r < split)
+        in_rf = self._in_rf(warp, instr.dst_regs)
         done = self.banks.write(warp.slot, warp.sched, in_rf, now)
         n = len(instr.dst_regs) - len(in_rf)
         if not n:
@@ -122,9 +129,8 @@ class SplitStorage(BankedRegisterFile):
         return max(done, self._scratchpad(n))
 
     def book_write(self, warp, instr, cycle):
-        # (sm.rf_bank_writes_block_reads) only the registers below the split take a bank's port
-        split = self.split.get(warp.cta, ALL_IN_RF)
-        self.banks.book_write(warp.slot, warp.sched, tuple(r for r in instr.dst_regs if r < split), cycle)
+        # (sm.rf_bank_writes_block_reads) only the registers in the RF take a bank's port
+        self.banks.book_write(warp.slot, warp.sched, self._in_rf(warp, instr.dst_regs), cycle)
 
     def _scratchpad(self, n):
         """Take the shared-memory banks for `n` warp registers; the cycle they are done."""

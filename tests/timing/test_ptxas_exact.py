@@ -81,14 +81,54 @@ def test_a_timed_launch_runs_at_the_cards_occupancy(plugin):
     assert result.verified
 
 
-def test_ptxas_exact_refuses_storages_that_place_registers_by_name(plugin):
-    class Mine(BankedRegisterFile):
+def test_ptxas_exact_refuses_only_storages_that_need_names_inside_the_reservation(plugin):
+    from tlpsim.session import build_gpu
+
+    class ByName(BankedRegisterFile):        # keyed by name (banks): any name will do
         pass
 
-    name = plugin("operand_storage", Mine)
-    with pytest.raises(ConfigError, match=r"sm\.register_count = 'ptxas_exact' reserves fewer registers than "
-                                          r"instructions may name; it needs sm\.operand_storage = 'baseline' "
-                                          rf"and sm\.context_switcher = 'none' \(have '{name}', 'none'\)"):
-        load_config("h200", {"sm.operand_storage": name})
-    # the other modes take any storage
-    assert load_config("h200", {"sm.operand_storage": name, "sm.register_count": "ptxas"}).sm.register_count == "ptxas"
+    class ByPosition(BankedRegisterFile):    # places registers by their index in the reservation
+        register_names = "reserved"
+
+    class Undecided(BankedRegisterFile):
+        register_names = "some"
+
+    by_name, by_position, undecided = (plugin("operand_storage", c) for c in (ByName, ByPosition, Undecided))
+    assert build_gpu(load_config("h200", {"sm.operand_storage": by_name})).sms
+    with pytest.raises(ConfigError, match=r"^sm\.operand_storage: ByPosition declares register_names = 'reserved' "
+                                          r"\(it places registers by their position in the RF's reservation\), "
+                                          r"but sm\.register_count = 'ptxas_exact' reserves ptxas's count while "
+                                          r"instructions may name more \(KernelInfo\.named_regs\); set "
+                                          r"sm\.register_count = 'ptxas', or handle every name"):
+        build_gpu(load_config("h200", {"sm.operand_storage": by_position}))
+    # the other modes reserve every name: the same storage builds
+    assert build_gpu(load_config("h200", {"sm.operand_storage": by_position, "sm.register_count": "ptxas"})).sms
+    with pytest.raises(ConfigError, match=r"sm\.operand_storage: register_names must be one of named, reserved, "
+                                          r"got 'some'"):
+        build_gpu(load_config("gtx480", {"sm.operand_storage": undecided}))
+
+
+def test_a_context_switch_saves_no_more_than_the_reservation():
+    """Under ptxas_exact the PTX allocation may keep more values live than ptxas's count;
+    `port.live_registers` (what a switcher saves) stops at the registers reserved."""
+    from types import SimpleNamespace
+
+    from tlpsim.timing.port import SMPort
+
+    static = SimpleNamespace(live_regs=lambda pc: {-1: 0, 7: 30, 9: 12}[pc])
+    warp = SimpleNamespace(pos=0, n=2, pcs=[7, 9], run=SimpleNamespace(static=static,
+                                                                     kres=SimpleNamespace(regs_per_thread=20)))
+    port = SMPort.__new__(SMPort)
+    port._warp = lambda slot: warp
+    assert port.live_registers(0) == 20       # 30 live, 20 reserved
+    warp.pos = 1
+    assert port.live_registers(0) == 12
+    warp.pos = 2
+    assert port.live_registers(0) == 0
+
+
+def test_gpgpusim_presets_reserve_ptxas_count():
+    """GPGPU-Sim sizes a CTA's registers by ptxas's count (its -v report), so the Fermi and
+    Maxwell presets it is checked against reserve exactly that (lcs_bcs page, point 7)."""
+    for preset in ("gtx480", "tesla_m2050", "fermi_dmr", "fermi_rfv", "gtx980", "maxwell_gpuduet", "expars_maxwell"):
+        assert load_config(preset).sm.register_count == "ptxas_exact", preset

@@ -54,7 +54,7 @@ def test_instructions_name_exactly_the_registers_the_rf_reserves(by_preset):
             where = f"{preset}: {rec.kernel}"
             assert highest_named(sk) + 1 == num.named_regs == sk.n_regs, where
             assert num.named_regs == max(ptxas, num.allocation_regs), where
-            if cfg.sm.register_count == "ptxas_exact":   # h200, h100: the card's reservation, whatever is named
+            if cfg.sm.register_count == "ptxas_exact":   # every preset: the card's reservation, whatever is named
                 assert num.rf_regs == ptxas and num.sized_by == "ptxas", where
                 continue
             assert num.rf_regs == num.named_regs, where
@@ -70,11 +70,19 @@ def test_instructions_name_exactly_the_registers_the_rf_reserves(by_preset):
 
 
 def test_the_documented_exception_and_the_spmv_counts(by_preset):
+    """gtx480 reserves ptxas's count (GPGPU-Sim's); "ptxas" reserves the packed allocation
+    where it needs more (btree's kernels)."""
     got = {rec.kernel: register_numbering(cfg, ak.fn, rec.resources.registers, ak)
            for cfg, rec, ak in by_preset["gtx480"]}
-    assert {k: (n.compiler_regs, n.allocation_regs, n.rf_regs) for k, n in got.items()} == {
-        "spmv_csr_scalar": (61, 21, 61), "spmv_csr_vector": (61, 22, 61),
-        "btree_find": (13, 25, 25), "btree_range": (14, 30, 30), "sgemm_naive": (57, 43, 57)}
+    assert {k: (n.compiler_regs, n.allocation_regs, n.rf_regs, n.named_regs) for k, n in got.items()} == {
+        "spmv_csr_scalar": (61, 21, 61, 61), "spmv_csr_vector": (61, 22, 61, 61),
+        "btree_find": (13, 25, 13, 25), "btree_range": (14, 30, 14, 30), "sgemm_naive": (57, 43, 57, 57)}
+    alt = load_config("gtx480", {"sm.register_count": "ptxas"})
+    got = {rec.kernel: register_numbering(alt, ak.fn, rec.resources.registers, ak)
+           for _, rec, ak in by_preset["gtx480"]}
+    assert {k: (n.rf_regs, n.sized_by) for k, n in got.items()} == {
+        "spmv_csr_scalar": (61, "ptxas"), "spmv_csr_vector": (61, "ptxas"), "btree_find": (25, "allocation"),
+        "btree_range": (30, "allocation"), "sgemm_naive": (57, "ptxas")}
 
 
 def test_allocation_mode_numbers_and_sizes_by_the_packed_allocation(by_preset):
@@ -121,9 +129,10 @@ def test_kernel_info_carries_both_counts(plugin, mode):
 
 
 def test_an_allocation_that_never_fits_says_why():
-    # fermi_dmr's 16384 registers hold a 256-thread CTA of ptxas's 63 registers (cuda11, capped at 63), not of
-    # the 74 the packed allocation of kmeans_assign needs
-    with tlpsim.Device(mode="timing", config="fermi_dmr", trace_cache=False):
+    # fermi_dmr's 16384 registers hold a 256-thread CTA of ptxas's 63 registers (cuda11, capped at 63), which
+    # the preset reserves, not of the 74 the packed allocation of kmeans_assign needs, which "ptxas" reserves
+    cfg = load_config("fermi_dmr", {"sm.register_count": "ptxas"})
+    with tlpsim.Device(mode="timing", config=cfg, trace_cache=False):
         with pytest.raises(KernelError, match=r"kernel kmeans_assign never fits on an SM \(limited by regs: 74 "
                                               r"regs/thread.*allocation needs 74 registers/thread, more than "
                                               r"ptxas's 63, and nothing is spilled \(sm.register_count\)"):

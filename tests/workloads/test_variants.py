@@ -146,9 +146,11 @@ def test_mergesort_tile_sort_has_the_sdk_shape_of_expars_merg():
     assert tile.resources.shared_bytes == 8192
     # one merge pass per doubling of the sorted runs: 1024 -> 4096 pairs
     assert [r.kernel for r in merges] == ["ms_merge_pass"] * 2
+    # at ptxas's 18 registers (reserved as GPGPU-Sim does) 3 CTAs of 512 threads fit both the
+    # threads and the registers of a GTX480 SM: one more than MERG's 2 (its compiler's larger count)
     row = {r.kernel: r for r in catalog.catalog("gtx480", ["mergesort"], "tiny")}["ms_tile_sort"]
-    assert (row.ctas_per_sm, row.limited_by) == (2, "regs")
-    assert mergesort.SIZES["study"] == 4 * 16 * 4 * mergesort.TILE  # 4 waves of 16 SMs x 4 CTAs (Maxwell)
+    assert (row.ctas_per_sm, row.limited_by) == (3, "threads regs")
+    assert mergesort.SIZES["study"] == 4 * 28 * 3 * mergesort.TILE  # 4 waves of 28 SMs x 3 CTAs (tesla_m2050)
 
 
 # ---------------------------------------------------------------- laplace3d

@@ -220,13 +220,15 @@ class SMConfig(Section):
                                         "limit is then parts x floor(registers / parts / registers per warp) "
                                         "warps. 1 = one pool (GPGPU-Sim)", unit="parts", ge=1, le=16)
     register_count: Literal["ptxas", "ptxas_exact", "allocation"] = field(
-        "ptxas", "which per-thread register count sizes a kernel's register-file allocation and numbers the "
+        "ptxas_exact", "which per-thread register count sizes a kernel's register-file allocation and numbers the "
                  "registers instructions name: 'ptxas' = the compiler's count (the larger of it and the analyses' "
                  "packed allocation when that needs more), values spread over it bank-aware as a production "
                  "allocator does; 'ptxas_exact' = the same numbering, but the RF reserves exactly the compiler's "
                  "count, so occupancy is the card's even where the PTX allocation names more registers (those "
                  "names stand for values ptxas's machine code does not keep: they are timed -- scoreboard, bank "
-                 "by name -- but not reserved; needs operand_storage 'baseline' and context_switcher 'none'); "
+                 "by name -- but not reserved; GPGPU-Sim and the card reserve ptxas's count; an operand storage that "
+                 "places registers by their position in the reservation declares register_names = 'reserved' "
+                 "and is refused here); "
                  "'allocation' = the analyses' packed allocation (fewest registers; a research option)")
     shared_bytes: Bytes = field(49152, "shared memory (scratchpad) per SM (gpgpu_shmem_size)", unit="bytes",
                                 ge=0, le=1 << 24)
@@ -384,13 +386,6 @@ class SMConfig(Section):
         if self.shared_subcore_cycles_per_conflict and not self.shared_subcore_issue_cycles:
             out.append(f"{k('shared_subcore_cycles_per_conflict')} ({self.shared_subcore_cycles_per_conflict}) "
                        f"does nothing without {k('shared_subcore_issue_cycles')}")
-        if self.register_count == "ptxas_exact" and (self.operand_storage.impl != "baseline"
-                                                     or self.context_switcher.impl != "none"):
-            # a storage or switcher that places, spills or saves registers by name assumes every name
-            # lies inside the reserved count, which ptxas_exact does not promise
-            out.append(f"{k('register_count')} = 'ptxas_exact' reserves fewer registers than instructions may "
-                       f"name; it needs {k('operand_storage')} = 'baseline' and {k('context_switcher')} = 'none' "
-                       f"(have {self.operand_storage.impl!r}, {self.context_switcher.impl!r})")
         lat, ini = self.latency.rows(), self.initiation.rows()
         for op, ii in ini.items():
             if ii > lat[op]:

@@ -366,6 +366,10 @@ def resolve_config(config: Any) -> dict[str, tuple[type | None, Any]]:
             out[point] = resolve(point, choice, key=key)
         except ConfigError as exc:
             problems.append(str(exc))
+            continue
+        cls = out[point][0]
+        if cls is not None and callable(getattr(cls, "config_problems", None)):
+            problems.extend(cls.config_problems(config, key))
     if problems:
         if len(problems) == 1:
             raise ConfigError(problems[0])

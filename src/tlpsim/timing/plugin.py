@@ -236,6 +236,12 @@ class Plugin:
         port = getattr(self, "port", None)
         return port.now() if port is not None else 0
 
+    @classmethod
+    def config_problems(cls, config: Any, key: str) -> list[str]:
+        """What in the resolved `config` this plug-in cannot run under, as messages
+        naming `key` (its config key); checked when the simulator is built."""
+        return []
+
     def watches(self, instr: Any) -> bool:
         """Whether `on_instr_issued` wants this static instruction (decided once per kernel)."""
         return True

@@ -207,10 +207,13 @@ class SMPort:
 
     def live_registers(self, slot: int) -> int:
         """32-bit registers per thread live before the warp's next instruction (the
-        analyses' GPU-aware liveness; a context switch needs only these)."""
+        analyses' GPU-aware liveness; a context switch needs only these), at most the
+        registers the RF reserves: under sm.register_count = 'ptxas_exact' the PTX's
+        allocation may hold more values live than ptxas's count, values the card's code
+        does not keep in registers, so there is no more state to save than it reserves."""
         w = self._warp(slot)
         pc = -1 if w.pos >= w.n else w.pcs[w.pos]
-        return w.run.static.live_regs(pc)
+        return min(w.run.static.live_regs(pc), w.run.kres.regs_per_thread)
 
     def kernel(self, kid: int) -> KernelInfo:
         return self._gpu.kernel_info(kid)

@@ -11,11 +11,14 @@ Stands in for: MERG (EXPARS Table 3: SDK mergeSortSharedKernel, 16 warps and
 8,192 B of shared memory per CTA, 2 CTAs/SM on Fermi).
 Trait that matters: 16-warp CTAs that hold 8 KiB of shared memory but are
 register-limited (2 CTAs/SM on Fermi, where shared memory would allow 6: the spare
-scratchpad EXPARS spills registers into), divergent merge passes.
+scratchpad EXPARS spills registers into), divergent merge passes. At ptxas's count
+(18 registers), which the presets reserve as GPGPU-Sim does, the tile sort fits 3 CTAs
+on a GTX480 SM, limited by threads and registers at once: one more than MERG's 2.
 
-`study` is 256 tiles: 4 waves of the tile sort on the Maxwell presets (16 SMs x 4
-CTAs, thread- and register-limited), the least any tile count meets the rule with;
-every merge pass runs n/256 CTAs (>= 8 waves everywhere), so none is exempt."""
+`study` is 336 tiles: 4 waves of the tile sort on `tesla_m2050` (28 SMs x 3 CTAs,
+thread- and register-limited at ptxas's 18 registers), the least any tile count meets
+the rule with; every merge pass runs n/256 CTAs (>= 8 waves everywhere; the last pass
+merges a run of 256 tiles with one of 80), so none is exempt."""
 
 import numpy as np
 
@@ -26,8 +29,8 @@ TILE = 1024        # MS_TILE in mergesort.cu
 THREADS = 512      # MS_THREADS
 MERGE_BLOCK = 256
 # pairs (a multiple of TILE); paper approaches the SDK sample's 4M pairs; study = 4 tile-sort
-# waves of 16 SMs x 4 CTAs (Maxwell presets)
-SIZES = {"tiny": 4096, "small": 32768, "study": 262144, "paper": 1 << 20}
+# waves of 28 SMs x 3 CTAs (tesla_m2050)
+SIZES = {"tiny": 4096, "small": 32768, "study": 336 * TILE, "paper": 1 << 20}
 
 
 @register("mergesort", "bitonic sort of 1024-pair tiles in shared memory, then global merge passes",

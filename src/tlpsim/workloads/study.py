@@ -49,12 +49,10 @@ EXEMPT: dict[tuple[str, str], str] = {
 
 
 # (workload, kernel, preset) -> why a CTA of the kernel never fits on the preset, so no
-# study size applies there: the analyses' allocation needs more registers than ptxas's
-# count and nothing is spilled (sm.register_count = "ptxas" sizes the RF by the larger)
-DOES_NOT_FIT: dict[tuple[str, str, str], str] = {
-    ("kmeans", "kmeans_assign", "fermi_dmr"): "256 threads x 74 registers (the allocation; ptxas 63) > 16384",
-    ("sgemm", "sgemm_tiled", "fermi_dmr"): "256 threads x 83 registers (the allocation; ptxas 63) > 16384",
-}
+# study size applies there (none since the presets reserve ptxas's count: a kernel whose
+# analyses' allocation needs more than a preset's RF holds under sm.register_count = "ptxas"
+# is listed here with the reason)
+DOES_NOT_FIT: dict[tuple[str, str, str], str] = {}
 
 
 def never_fit(rows_by_preset: dict[str, list[KernelRow]]) -> set[tuple[str, str, str]]:

@@ -54,7 +54,10 @@ from tlpsim.policies.registry import interface
 from tlpsim.timing.plugin import Plugin
 from tlpsim.timing.regbanks import OperandStats
 
-__all__ = ["OperandStats", "OperandStorage"]
+__all__ = ["REGISTER_NAMES", "OperandStats", "OperandStorage"]
+
+#: an operand storage's `register_names` declarations
+REGISTER_NAMES = ("named", "reserved")
 
 
 @interface("operand_storage")
@@ -64,8 +67,26 @@ class OperandStorage(Plugin):
     Context keywords: `n_warp_slots` (the SM's warp slots), `port`, `config`."""
 
     gates_subarrays = False       # True: stats.subarray_on_cycles drives the RF's static energy
+    # which register names it copes with (`REGISTER_NAMES`): "named" = any name an instruction
+    # carries, up to `KernelInfo.named_regs` (a storage keyed by name: banks, renaming);
+    # "reserved" = only names below `KernelInfo.regs_per_thread` (one that places registers by
+    # their position in the reservation, e.g. a split at a register index): refused under
+    # sm.register_count = 'ptxas_exact', where instructions may name more registers than reserved
+    register_names = "named"
     books_writes = False          # True: book_write is told of each write when it is scheduled
     structures: dict = {}         # added structures {energy-table name: instances per SM}
+
+    @classmethod
+    def config_problems(cls, config: Any, key: str) -> list[str]:
+        names = getattr(cls, "register_names", "named")
+        if names not in REGISTER_NAMES:
+            return [f"{key}: register_names must be one of {', '.join(REGISTER_NAMES)}, got {names!r}"]
+        if names == "reserved" and config.sm.register_count == "ptxas_exact":
+            return [f"{key}: {cls.__name__} declares register_names = 'reserved' (it places registers by their "
+                    f"position in the RF's reservation), but sm.register_count = 'ptxas_exact' reserves ptxas's "
+                    f"count while instructions may name more (KernelInfo.named_regs); set "
+                    f"sm.register_count = 'ptxas', or handle every name and declare register_names = 'named'"]
+        return []
 
     def __init__(self, params: Any = None, n_warp_slots: int = 48, **context: Any) -> None:
         super().__init__(params, **context)
