@@ -5,8 +5,10 @@ code is never reused once the model changed, and an unchanged model never
 re-simulates. It hashes every source file of the packages that decide a result —
 front end, analyses, functional and timing models, policies (the built-in
 plug-ins), power, configuration and presets, workloads and their CUDA sources, the
-host API and the session — and leaves out what only presents results (report,
-sweep, experiments, the CLI)."""
+sampler, the host API (arrays, kernels, the CUDA runtime and CuPy layers) and the
+session — and leaves out what only presents, stores or guards results
+(`OUTSIDE_PARTS`, each with its reason; tests/sweep/test_fingerprint.py keeps every
+part of the package in one list or the other)."""
 
 from __future__ import annotations
 
@@ -14,10 +16,27 @@ import functools
 import hashlib
 from pathlib import Path
 
-__all__ = ["SIMULATION_PARTS", "simulator_fingerprint"]
+__all__ = ["OUTSIDE_PARTS", "SIMULATION_PARTS", "simulator_fingerprint"]
 
-SIMULATION_PARTS = ("analysis", "config", "frontend", "functional", "policies", "power", "timing", "trace",
-                    "workloads", "host.py", "session.py", "errors.py")
+SIMULATION_PARTS = ("analysis", "config", "frontend", "functional", "policies", "power", "sampling", "timing",
+                    "trace", "workloads", "cudart", "cupy", "array_ops.py", "cupy_sources.py", "device_array.py",
+                    "device_pointer.py", "host.py", "host_kernels.py", "session.py", "errors.py")
+
+#: parts of the package a run's figures do not depend on, and why
+OUTSIDE_PARTS = {
+    "report": "presents results", "experiments": "runs and presents experiments (their runs are keyed here)",
+    "sweep": "runs and stores sweeps", "validate": "compares with references",
+    "testing": "the plug-in conformance harness", "cli.py": "the command line",
+    "cli_analyze.py": "the command line", "cli_cupy.py": "the command line", "cli_errors.py": "the command line",
+    "cli_exec.py": "the command line", "cli_experiment.py": "the command line",
+    "cli_plugins.py": "the command line", "cli_sampling.py": "the command line",
+    "cli_sweep.py": "the command line", "cli_validate.py": "the command line",
+    "cachefile.py": "checks cache entries' integrity (a damaged entry is refused, never used)",
+    "paths.py": "probes whether a directory is writable", "source_files.py": "refuses non-text source files",
+    "cuda_errors.py": "exception classes", "plugin_guard.py": "stops a failing or runaway plug-in",
+    "_core.py": "chooses compiled or pure modules (statistics identical, tested)",
+    "_core_build.json": "the compiled core's build record", "__init__.py": "re-exports",
+}
 _SUFFIXES = {".py", ".cu", ".cuh", ".h", ".toml", ".ptx"}
 
 
