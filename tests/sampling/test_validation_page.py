@@ -76,6 +76,28 @@ def test_pair_row_error_coverage_and_speedups():
     assert failed["error"] == "KernelError: boom" and "error_pct" not in failed
 
 
+def test_least_detail_the_rules_allow():
+    """Waves of W = 2 SMs x 4 CTAs = 8; warm-up 1 + K 3: a launch of 100 CTAs must simulate
+    the first 5 waves (4 retired, 1 resident at the first chance) and its tail of 4 CTAs:
+    44 of 100; one of 40 CTAs (under 6 waves) all of it; one projected from its kernel
+    group none; an exact number of waves keeps its last full wave as the tail."""
+    from tlpsim.validate.sampling_runs import least_detail
+
+    def launch(n, insts, method="waves"):
+        st = {"warp_insts": insts, "ctas_per_sm_limit": 4, "per_sm": [{}, {}], "sampling": {"method": method}}
+        return st, {"grid": [n, 1, 1]}
+
+    spec = {"spec": {"warmup_waves": 1, "window": 3}}
+    parts = [launch(100, 1000), launch(40, 400), launch(100, 1000, "kernel")]
+    rec = {"stats": [s for s, _ in parts], "launches": [la for _, la in parts], "sampling": spec}
+    assert least_detail(rec) == pytest.approx((440 + 400 + 0) / 2400)
+    exact = launch(96, 960)
+    assert least_detail({"stats": [exact[0]], "launches": [exact[1]], "sampling": spec}) == pytest.approx(48 / 96)
+    wider = {"spec": {"warmup_waves": 2, "window": 4}}      # 7 waves + the tail of 4 CTAs
+    assert least_detail({"stats": [parts[0][0]], "launches": [parts[0][1]], "sampling": wider}) == pytest.approx(
+        0.60)
+
+
 def test_page_summary_and_partial_notice(tmp_path):
     p = Point("matadd", "gtx480", "", ())
     summ = {"cycles": 1020, "interval": [990, 1050], "detail_fraction": 0.25, "launches": {"waves": 1}}

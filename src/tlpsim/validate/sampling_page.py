@@ -23,6 +23,8 @@ def summary(rows: list[dict]) -> dict:
             "coverage": sum(r["covered"] for r in ok) / len(ok) if ok else float("nan"),
             "timing_speedup_geomean": geo(sp), "e2e_speedup_geomean": geo(e2e),
             "detail_fraction_mean": sum(r["detail_fraction"] for r in ok) / len(ok) if ok else float("nan"),
+            "least_detail_mean": sum(r["least_detail"] for r in ok) / len(ok) if ok else float("nan"),
+            "bound_geomean": geo([1 / r["least_detail"] for r in ok if r["least_detail"] > 0]),
             "cpu_s": sum(r["e2e_full_s"] + r["e2e_sampled_s"] for r in ok)}
 
 
@@ -87,19 +89,23 @@ def markdown(rows: list[dict], planned: int, size: str, spec: SamplingSpec, comm
               f"| timing-phase speed-up (geomean) | {s['timing_speedup_geomean']:.2f}× | ≥ 5× at study |",
               f"| end-to-end speed-up (geomean) | {s['e2e_speedup_geomean']:.2f}× | (reported) |",
               f"| warp instructions simulated in detail (mean) | {s['detail_fraction_mean'] * 100:.1f} % | |",
+              f"| least detail the rules allow (mean) | {s['least_detail_mean'] * 100:.1f} % | |",
+              f"| timing-phase speed-up the rules allow at most (geomean) | {s['bound_geomean']:.2f}× | |",
               "", f"![sampled vs full]({figure})", "",
               "| workload | preset | config | full cycles | sampled cycles | error | interval | covered | detail "
-              "| timing full s | timing sampled s | timing speed-up | functional share | end-to-end speed-up | launches |",
-              "|---|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---|"]
+              "| least detail | timing full s | timing sampled s | timing speed-up | functional share "
+              "| end-to-end speed-up | launches |",
+              "|---|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         if "error_pct" not in r:
             lines.append(f"| {r['workload']} | {r['preset']} | {r['config']} | failed: {r.get('error', '')} "
-                         "| | | | | | | | | | |")
+                         "| | | | | | | | | | | |")
             continue
         launches = ", ".join(f"{k} {v}" for k, v in sorted(r["sampled_launches"].items()))
         lines.append(f"| {r['workload']} | {r['preset']} | {r['config']} | {r['full_cycles']} | "
                      f"{r['sampled_cycles']} | {r['error_pct']:+.2f} % | [{r['low']}, {r['high']}] | "
                      f"{'yes' if r['covered'] else '**no**'} | {r['detail_fraction'] * 100:.0f} % | "
+                     f"{r['least_detail'] * 100:.0f} % | "
                      f"{r['timing_full_s']:.1f} | {r['timing_sampled_s']:.1f} | {r['timing_speedup']:.2f}× | "
                      f"{r['functional_share'] * 100:.0f} % | {r['e2e_speedup']:.2f}× | {launches} |")
     lines += ["", END]

@@ -174,6 +174,33 @@ def _timing_wall(rec: dict) -> float:
     return sum(float(s.get("wall_seconds", 0.0)) for s in rec.get("stats", []))
 
 
+def least_detail(rec: dict) -> float:
+    """The smallest share of warp instructions the sampling rules let a sampled run
+    simulate in detail, given how it sampled each launch: none of a launch projected
+    from its kernel group; of a launch of n CTAs in waves of W (the baseline's CTAs per
+    SM x SMs), the warm-up and K stable waves, the wave resident when the rule holds
+    at its first chance, and the tail (the last partial wave, or the last full one) --
+    all of it when n is under (warm-up + K + 2) waves, as the sampler rules. CTAs are
+    taken as equally long; the timing phase cannot gain more than its inverse."""
+    spec = (rec.get("sampling") or {}).get("spec") or {}
+    first = int(spec.get("warmup_waves", 1)) + int(spec.get("window", 3))
+    total = least = 0
+    for st, la in zip(rec.get("stats", []), rec.get("launches", [])):
+        insts = int(st.get("warp_insts", 0))
+        total += insts
+        if (st.get("sampling") or {}).get("method") == "kernel":
+            continue
+        grid = la.get("grid") or [1, 1, 1]
+        n = grid[0] * grid[1] * grid[2]
+        w = int(st.get("ctas_per_sm_limit", 0)) * len(st.get("per_sm", []))
+        if w <= 0 or n < (first + 2) * w:
+            least += insts
+            continue
+        tail = n % w or w
+        least += insts * min(1.0, ((first + 1) * w + tail) / n)
+    return least / total if total else 1.0
+
+
 def pair_row(p: Point, sampled: tuple, full: tuple) -> dict:
     """The comparison of one point: cycle error, coverage, speed-ups."""
     row = {"workload": p.workload, "preset": p.preset, "config": p.config or "-", "label": p.label}
@@ -194,6 +221,7 @@ def pair_row(p: Point, sampled: tuple, full: tuple) -> dict:
         "error_pct": (cycles - full_cycles) / full_cycles * 100 if full_cycles else 0.0,
         "covered": int(lo) <= full_cycles <= int(hi),
         "detail_fraction": float(summ.get("detail_fraction", 1.0)),
+        "least_detail": least_detail(s_rec),
         "sampled_launches": summ.get("launches", {}),
         "timing_full_s": t_full, "timing_sampled_s": t_samp,
         "timing_speedup": t_full / t_samp if t_samp > 0 else float("inf"),
