@@ -73,8 +73,8 @@ def markdown(rows: list[dict], planned: int, size: str, spec: SamplingSpec, comm
     per_pair = s["cpu_s"] / s["pairs"] if s["pairs"] else float("nan")
     lines = [BEGIN, "",
              f"Made by `{command}`: size `{size}`, {spec.label()}; this session's wall time {wall_s:.0f} s; the "
-             f"stored runs shown took {s['cpu_s']:.0f} s of wall time in all ({s['cpu_s'] / 3600:.1f} h, one "
-             "process at a time).", ""]
+             f"stored runs shown took {s['cpu_s']:.0f} s of wall time in all ({s['cpu_s'] / 3600:.1f} h summed over "
+             "the runs; each run is one process).", ""]
     if done < planned:
         lines += [f"**Partial**: {done} of the {planned} planned points (workload x configuration) are done; "
                   f"the figures below describe those only and are not the validation's result. At the "
