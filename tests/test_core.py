@@ -101,7 +101,10 @@ def _run_stats(tmp_path: Path, name: str, env: dict, *args: str) -> list[dict]:
 
 @pytest.mark.skipif(PURE, reason="TLPSIM_PURE_PYTHON is set")
 @pytest.mark.parametrize("args", [("histogram", "--size", "tiny"),
-                                  ("bfs", "--size", "tiny", "--set", "sm.warp_scheduler=two_level")])
+                                  ("bfs", "--size", "tiny", "--set", "sm.warp_scheduler=two_level"),
+                                  # a wave-sampled run: the skip and the L2's functional warming
+                                  ("matadd", "--size", "tiny", "--set", "gpu.n_sms=2", "--set",
+                                   "gpu.max_ctas_per_sm=1", "--sample", "waves", "--sample-tolerance", "0.1")])
 def test_compiled_and_python_sources_give_identical_statistics(tmp_path, args):
     env = {k: v for k, v in os.environ.items() if k != _core.PURE_ENV}
     compiled = _run_stats(tmp_path, "compiled", env, *args)

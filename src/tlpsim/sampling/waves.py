@@ -22,13 +22,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from tlpsim.sampling import safety
 from tlpsim.sampling.rule import Wave, project_waves, stable_window
 from tlpsim.sampling.spec import SamplingSpec
 from tlpsim.timing.builder import sm_limits
 from tlpsim.timing.occupancy import occupancy
 from tlpsim.timing.summary import launch_stats
-from tlpsim.trace.format import _popcount
+from tlpsim.timing.mem_types import ATOMIC, READ, WRITE
+from tlpsim.trace.format import SPACE_CODES, _popcount
 
 
 @dataclass
@@ -46,6 +49,7 @@ class _LaunchState:
     first_skipped: int = -1
     decided_at_wave: int = -1
     ipcs: list = field(default_factory=list)    # every completed wave's IPC (the record's diagnostics)
+    warmed_lines: int = 0             # the skipped CTAs' line accesses applied to the L2 (functional warming)
 
 
 def _sub_scaled(base: Any, delta: Any, scale: float) -> Any:
@@ -96,6 +100,53 @@ def trace_counts(trace: Any, w0: int, w1: int) -> tuple[int, int]:
         insts += r1 - r0
         threads += int(_popcount(p.executed[r0:r1]).sum())
     return insts, threads
+
+
+_L2_SPACES = np.array([SPACE_CODES["global"], SPACE_CODES["generic"]])
+_KINDS = (READ, WRITE, ATOMIC)
+
+
+def trace_accesses(trace: Any, w0: int, w1: int, is_store: np.ndarray, is_atomic: np.ndarray):
+    """The global-memory line accesses of the trace's warps [w0, w1), warp by warp in
+    trace order: (128-byte line addresses, sector masks, kinds READ/WRITE/ATOMIC), from
+    the same sector sets the LD/ST unit reads, as lists (`is_store`, `is_atomic`: per static
+    instruction). Local, shared and constant accesses never reach the L2 as such and
+    are left out."""
+    lines, masks, kinds = [], [], []
+    if w1 > w0:
+        for k in range(int(trace.piece_index(w0)), int(trace.piece_index(w1 - 1)) + 1):
+            p = trace.piece(k)
+            first = int(getattr(p, "first_warp", 0))
+            n = len(p.warp_offsets) - 1
+            a, b = max(w0, first) - first, min(w1, first + n) - first
+            if b <= a:
+                continue
+            r0, r1 = int(p.warp_offsets[a]), int(p.warp_offsets[b])
+            mem = np.asarray(p.mem[r0:r1])
+            sel = mem >= 0
+            rows, pcs = mem[sel].astype(np.int64), np.asarray(p.pc[r0:r1])[sel].astype(np.int64)
+            keep = np.isin(np.asarray(p.mem_space)[rows], _L2_SPACES)
+            rows, pcs = rows[keep], pcs[keep]
+            if not rows.size:
+                continue
+            offs = np.asarray(p.mem_sector_offsets, dtype=np.int64)
+            counts = offs[rows + 1] - offs[rows]
+            idx = np.repeat(offs[rows] - np.concatenate(([0], np.cumsum(counts)[:-1])), counts) + np.arange(
+                int(counts.sum()))
+            sec = np.asarray(p.sectors, dtype=np.int64)[idx]
+            access = np.repeat(np.arange(rows.size), counts)
+            kind = np.where(is_atomic[pcs], 2, np.where(is_store[pcs], 1, 0))    # an index into _KINDS
+            line = sec >> 2
+            start = np.ones(sec.size, dtype=bool)      # each access's first sector of each line
+            start[1:] = (access[1:] != access[:-1]) | (line[1:] != line[:-1])
+            at = np.flatnonzero(start)
+            lines.append(line[at] << 7)
+            masks.append(np.bitwise_or.reduceat(np.left_shift(1, sec & 3), at))
+            kinds.append(kind[access[at]])
+    if not lines:
+        return [], [], []
+    return (np.concatenate(lines).tolist(), np.concatenate(masks).tolist(),
+            [_KINDS[k] for k in np.concatenate(kinds).tolist()])
 
 
 class WaveSampler:
@@ -169,7 +220,8 @@ class WaveSampler:
             "detail_fraction": detail / run.warp_insts if run.warp_insts else 1.0,
             "waves": {"ctas_per_wave": st.wave_ctas, "n_ctas": run.n_ctas, "skipped_ctas": st.skipped_ctas,
                       "first_skipped_cta": st.first_skipped, "stable_after_wave": st.decided_at_wave,
-                      "projection_waves": len(st.window), "wave_ipc": st.ipcs},
+                      "projection_waves": len(st.window), "wave_ipc": st.ipcs,
+                      "warmed_l2_lines": st.warmed_lines},
         }
         return stats
 
@@ -225,6 +277,15 @@ class WaveSampler:
                                             if self.gpu.plugin_aggs().get(key, {}).get(n, "sum") != "max"}
                                       for key, vals in st.window_delta["plugins"].items()}
         st.marks = []
+        # functional warming: the L2 holds what the skipped CTAs' accesses would have left
+        # there, so the tail and later launches meet the caches a full run meets (lines the
+        # skipped CTAs never touch otherwise stay from before the skip)
+        flags = run.static.instrs
+        is_store = np.array([si.is_store for si in flags], dtype=bool)
+        is_atomic = np.array([si.is_atomic for si in flags], dtype=bool)
+        lines, masks, kinds = trace_accesses(run.trace, first * wpc, stop * wpc, is_store, is_atomic)
+        self.gpu.mem.warm(lines, masks, kinds)
+        st.warmed_lines = len(lines)
         run.next_cta = stop
         run.ctas_done += st.skipped_ctas
         run.warp_insts += st.skipped_insts       # exact, from the trace

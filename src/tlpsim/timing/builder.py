@@ -139,6 +139,13 @@ class MemorySystem:
     def partition_of(self, line_addr: int) -> int:
         return self.amap.partition_of(line_addr)
 
+    def warm(self, lines: Any, masks: Any, kinds: Any) -> None:
+        """Functional warming of the L2 with accesses a sampled run projected: line
+        addresses, sector masks and kinds (READ, WRITE, ATOMIC), in order."""
+        slices, part = self.slices, self.partition_of
+        for line, mask, kind in zip(lines, masks, kinds):
+            slices[part(line)].warm(line, mask, kind)
+
     def side_of_partition(self, p: int) -> int:
         """Which L2 half memory channel `p` and its slices belong to (l2.far_latency)."""
         return 0 if 2 * p < self.n_parts else 1

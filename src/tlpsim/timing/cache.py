@@ -377,6 +377,32 @@ class CacheArray:
         st.hits += 1
         return True
 
+    def warm(self, addr: int, mask: int = ALL, dirty: bool = False, allocate: bool = True) -> None:
+        """Functional warming (sampled runs): leave what an access that was not simulated
+        would have left -- the line present and most recently used, `mask`'s sectors
+        valid (and dirty when `dirty`) -- without counting it or timing anything. A
+        victim is dropped (its write-back is not timed); a set whose ways all wait for
+        fills, or a miss without `allocate`, leaves the array as it is."""
+        mask = self.widen(mask)
+        ln = self._lines.get(addr)
+        if ln is None:
+            if not allocate:
+                return
+            set_idx = self.set_index(addr)
+            v = self._victim(set_idx)
+            if isinstance(v, bool):
+                return
+            if v is not None:
+                del self._lines[v.addr]
+                self._sets[v.set_idx].remove(v)
+            ln = self._install(addr, set_idx)
+        else:
+            self._clock += 1
+            ln.last_use = self._clock
+        ln.valid |= mask
+        if dirty:
+            ln.dirty |= mask
+
     def reserve(self, addr: int, mask: int = ALL) -> int:
         """Mark the absent sectors of `mask` (present line) as pending; returns them."""
         ln = self._line(addr)

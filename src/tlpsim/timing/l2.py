@@ -489,6 +489,26 @@ class L2Slice(Component):
             del rep[next(iter(rep))]
         rep[addr] = have | mask
 
+    def warm(self, addr: int, mask: int, kind: str) -> None:
+        """Functional warming (sampled runs): the state a read, write or atomic of `mask`'s
+        sectors of line `addr` that was projected rather than simulated would have left,
+        by this slice's allocation and write policies, uncounted and untimed."""
+        cache = self.cache
+        if kind == READ:
+            cache.warm(addr, mask)
+            return
+        if kind == WRITE:
+            present = addr in cache
+            act = self.policy.on_write(present and cache.missing(addr, mask) == 0)
+            if act.invalidate:
+                cache.invalidate(addr, mask)
+            elif act.write_line and (present or act.allocate):
+                cache.warm(addr, mask, dirty=act.dirty)
+        else:   # an atomic is performed here: the line is present and modified
+            cache.warm(addr, mask, dirty=True)
+        if self._split:
+            self._replica.pop(addr, None)
+
     def host_fill(self, addr: int) -> None:
         """A host-to-device copy leaves the line valid here (l2.memcpy_fills); a copy of it
         the other half held is stale."""
