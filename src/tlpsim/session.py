@@ -158,7 +158,12 @@ class TimingSession:
             group = ks.group_of(group_key(getattr(fn, "name", trace.kernel), trace.grid, trace.block, regs, smem),
                                 trace.warp_instructions)
             if not ks.needs_detail(group):
+                from tlpsim.sampling.waves import warm_l2
+
                 stats, record = ks.project(group, trace.kernel, trace.warp_instructions, trace.thread_instructions)
+                # functional warming: the L2 holds what the projected launch would have left there
+                sk = self._static_kernel(fn, launches[0][1], regs, launches[0][6] if len(launches[0]) > 6 else None)
+                record["warmed_l2_lines"] = warm_l2(self.gpu.mem, sk, trace, 0, trace.n_warps)
                 self.last_sampling = [record]
                 return [stats]
         out = self._simulate_many(launches)
@@ -198,13 +203,18 @@ class TimingSession:
                 dict.fromkeys(getattr(item[0], "name", "?") for item in launches))):
             for item in launches:
                 fn, space_of, trace, regs, smem, stream = item[:6]
-                analyzed = item[6] if len(item) > 6 else None
-                key = (id(fn), regs)
-                sk = self._static.get(key)
-                if sk is None:
-                    num = self._numbering[key] = register_numbering(self.config, fn, regs, analyzed)
-                    sk = self._static[key] = StaticKernel(fn, self.tables, space_of, analyzed=num.analyzed,
-                                                          allocation=num.allocation)
-                num = self._numbering[key]
+                sk = self._static_kernel(fn, space_of, regs, item[6] if len(item) > 6 else None)
+                num = self._numbering[(id(fn), regs)]
                 self.gpu.launch(sk, trace, num.rf_regs, smem, stream, registers=num)
             return self.gpu.run(self.config.monitor.watchdog_cycles)
+
+    def _static_kernel(self, fn: Any, space_of: Any, regs: int, analyzed: Any) -> StaticKernel:
+        """Kernel `fn`'s per-instruction facts at compiler count `regs` (built once, with its
+        register numbering)."""
+        key = (id(fn), regs)
+        sk = self._static.get(key)
+        if sk is None:
+            num = self._numbering[key] = register_numbering(self.config, fn, regs, analyzed)
+            sk = self._static[key] = StaticKernel(fn, self.tables, space_of, analyzed=num.analyzed,
+                                                  allocation=num.allocation)
+        return sk

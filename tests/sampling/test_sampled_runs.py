@@ -70,6 +70,9 @@ def test_kernel_sampling_projects_repeated_launches():
     assert third.cycles == round(third.warp_insts * second.cycles / second.warp_insts)
     assert third.warp_insts == full.launches[2].stats.warp_insts
     assert recs[2]["detail_fraction"] == 0.0
+    # functional warming: the projected launch's global line accesses went to the L2
+    # (stencil2d's jacobi5 on the tiny grid: every warp reads 5 neighbours and writes one)
+    assert recs[2]["warmed_l2_lines"] > 0 and "warmed_l2_lines" not in recs[1]
 
 
 def test_non_stationary_plugin_runs_in_full_detail():

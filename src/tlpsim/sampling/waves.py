@@ -149,6 +149,17 @@ def trace_accesses(trace: Any, w0: int, w1: int, is_store: np.ndarray, is_atomic
             [_KINDS[k] for k in np.concatenate(kinds).tolist()])
 
 
+def warm_l2(mem: Any, static: Any, trace: Any, w0: int, w1: int) -> int:
+    """Functional warming: apply the global line accesses of the trace's warps [w0, w1)
+    (instructions `static`, a StaticKernel) to the L2 of memory system `mem`, as a full
+    run would have left it; returns the line accesses applied."""
+    is_store = np.array([si.is_store for si in static.instrs], dtype=bool)
+    is_atomic = np.array([si.is_atomic for si in static.instrs], dtype=bool)
+    lines, masks, kinds = trace_accesses(trace, w0, w1, is_store, is_atomic)
+    mem.warm(lines, masks, kinds)
+    return len(lines)
+
+
 class WaveSampler:
     """Wave sampling of one GPU's launches (`GPU.sampler`)."""
 
@@ -280,12 +291,7 @@ class WaveSampler:
         # functional warming: the L2 holds what the skipped CTAs' accesses would have left
         # there, so the tail and later launches meet the caches a full run meets (lines the
         # skipped CTAs never touch otherwise stay from before the skip)
-        flags = run.static.instrs
-        is_store = np.array([si.is_store for si in flags], dtype=bool)
-        is_atomic = np.array([si.is_atomic for si in flags], dtype=bool)
-        lines, masks, kinds = trace_accesses(run.trace, first * wpc, stop * wpc, is_store, is_atomic)
-        self.gpu.mem.warm(lines, masks, kinds)
-        st.warmed_lines = len(lines)
+        st.warmed_lines = warm_l2(self.gpu.mem, run.static, run.trace, first * wpc, stop * wpc)
         run.next_cta = stop
         run.ctas_done += st.skipped_ctas
         run.warp_insts += st.skipped_insts       # exact, from the trace
