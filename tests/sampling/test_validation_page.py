@@ -144,3 +144,13 @@ def test_a_run_another_process_stored_meanwhile_is_not_simulated_again(tmp_path,
     assert [job.RunParams.from_dict(c).key() for c in calls] == [sampled.key()]
     assert (tmp_path / "kept" / f"{sampled.key()}.json.gz").is_file()     # --export: kept as it was stored
     assert any("stored meanwhile" in ln for ln in lines), lines
+
+
+def test_least_detail_share_of_one_launch():
+    from tlpsim.sampling.rule import least_detail_share
+
+    assert least_detail_share(100, 8, 1, 3) == pytest.approx(0.44)     # 5 waves of 8 + a tail of 4
+    assert least_detail_share(96, 8, 1, 3) == pytest.approx(0.5)       # the last full wave is the tail
+    assert least_detail_share(47, 8, 1, 3) == 1.0                      # under 6 waves: all of it
+    assert least_detail_share(48, 8, 1, 3) == 1.0                      # 6 waves: everything is needed
+    assert least_detail_share(10, 0, 1, 3) == 1.0

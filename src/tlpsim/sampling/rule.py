@@ -129,3 +129,15 @@ def project_kernel(insts: int, reps: Sequence[tuple[int, int]], tolerance: float
     spread = (max(cpis) - min(cpis)) / cpi if len(cpis) > 1 else 0.0
     rel = max(spread, tolerance)
     return _interval(insts * cpi, rel)
+
+
+def least_detail_share(n_ctas: int, wave_ctas: int, warmup: int, window: int) -> float:
+    """The smallest share of a launch's CTAs wave sampling can leave in detail: its warm-up
+    and `window` stable waves, the wave resident when the rule holds at its first chance,
+    and the tail (the last partial wave, or the last full one); all of a launch under
+    warm-up + window + 2 waves, which the sampler runs in full."""
+    first = warmup + window
+    if wave_ctas <= 0 or n_ctas < (first + 2) * wave_ctas:
+        return 1.0
+    tail = n_ctas % wave_ctas or wave_ctas
+    return min(1.0, ((first + 1) * wave_ctas + tail) / n_ctas)

@@ -182,8 +182,10 @@ def least_detail(rec: dict) -> float:
     at its first chance, and the tail (the last partial wave, or the last full one) --
     all of it when n is under (warm-up + K + 2) waves, as the sampler rules. CTAs are
     taken as equally long; the timing phase cannot gain more than its inverse."""
+    from tlpsim.sampling.rule import least_detail_share
+
     spec = (rec.get("sampling") or {}).get("spec") or {}
-    first = int(spec.get("warmup_waves", 1)) + int(spec.get("window", 3))
+    warmup, window = int(spec.get("warmup_waves", 1)), int(spec.get("window", 3))
     total = least = 0
     for st, la in zip(rec.get("stats", []), rec.get("launches", [])):
         insts = int(st.get("warp_insts", 0))
@@ -191,13 +193,8 @@ def least_detail(rec: dict) -> float:
         if (st.get("sampling") or {}).get("method") == "kernel":
             continue
         grid = la.get("grid") or [1, 1, 1]
-        n = grid[0] * grid[1] * grid[2]
         w = int(st.get("ctas_per_sm_limit", 0)) * len(st.get("per_sm", []))
-        if w <= 0 or n < (first + 2) * w:
-            least += insts
-            continue
-        tail = n % w or w
-        least += insts * min(1.0, ((first + 1) * w + tail) / n)
+        least += insts * least_detail_share(grid[0] * grid[1] * grid[2], w, warmup, window)
     return least / total if total else 1.0
 
 
