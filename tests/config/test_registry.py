@@ -293,3 +293,21 @@ def test_builtin_baselines_resolve_for_every_preset():
             resolve_config(load_config(name))
         except ConfigError as exc:
             assert any(k in str(exc) for k in EXTENSION_POINTS.values())
+
+
+def test_any_plugin_can_state_the_configurations_it_cannot_run_under(plugin):
+    """`Plugin.config_problems(config, key)`: its messages become one ConfigError when the
+    simulator is built."""
+    from tlpsim.policies.warp.gto import GreedyThenOldest
+    from tlpsim.session import build_gpu
+
+    class NeedsTwoSchedulers(GreedyThenOldest):
+        @classmethod
+        def config_problems(cls, config, key):
+            n = config.sm.n_schedulers
+            return [] if n == 2 else [f"{key}: needs sm.n_schedulers = 2, have {n}"]
+
+    name = plugin("warp_scheduler", NeedsTwoSchedulers)
+    assert build_gpu(load_config("gtx480", {"sm.warp_scheduler": name})).sms
+    with pytest.raises(ConfigError, match=r"^sm\.warp_scheduler: needs sm\.n_schedulers = 2, have 4$"):
+        build_gpu(load_config("h200", {"sm.warp_scheduler": name}))

@@ -5,7 +5,6 @@ the launch's tail and the launches after it meet the caches a full run meets."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import tlpsim
 from tlpsim.config.loader import load_config
@@ -71,7 +70,7 @@ def test_trace_accesses_are_the_global_line_accesses_in_trace_order():
 def test_a_skip_warms_the_l2_with_every_skipped_line_access(monkeypatch):
     """The lines warmed are the LD/ST unit's own line accesses (`MemRows`, what a full run
     sends) of the skipped CTAs' global loads and stores, and the L2 then holds them."""
-    import tlpsim.sampling.waves as waves
+    from tlpsim.sampling import waves
     from tlpsim.timing.warp import MemRows
 
     seen = []

@@ -33,10 +33,13 @@ def test_the_sampler_is_part_of_the_fingerprint(tmp_path):
     (copy / "sweep").mkdir()
     shutil.copy(root / "sweep" / "fingerprint.py", copy / "sweep" / "fingerprint.py")
 
-    def digest() -> str:
-        ns: dict = {"__file__": str(copy / "sweep" / "fingerprint.py"), "__name__": "fp_copy"}
-        exec(compile((copy / "sweep" / "fingerprint.py").read_text(), "fingerprint.py", "exec"), ns)
-        return ns["simulator_fingerprint"]()
+    def digest() -> str:   # the copy's module, loaded afresh: it hashes the files beside it
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("fp_copy", copy / "sweep" / "fingerprint.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod.simulator_fingerprint()
 
     before = digest()
     assert before == digest()

@@ -132,3 +132,4 @@ def test_gpgpusim_presets_reserve_ptxas_count():
     Maxwell presets it is checked against reserve exactly that (lcs_bcs page, point 7)."""
     for preset in ("gtx480", "tesla_m2050", "fermi_dmr", "fermi_rfv", "gtx980", "maxwell_gpuduet", "expars_maxwell"):
         assert load_config(preset).sm.register_count == "ptxas_exact", preset
+
