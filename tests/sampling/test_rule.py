@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from tlpsim.sampling.rule import Projection, Wave, project_kernel, project_waves, stable_window, t_quantile, within
+from tlpsim.sampling.rule import (Projection, Wave, project_kernel, project_waves, stable_span, stable_window, t_quantile,
+                                  within)
 
 
 def test_within_is_relative_to_the_mean():
@@ -73,3 +74,19 @@ def test_kernel_projection_from_representatives():
     assert (p.low, p.high) == (math.floor(4500 * (1 - 0.5 / 4.5)), math.ceil(4500 * (1 + 0.5 / 4.5)))
     with pytest.raises(ValueError):
         project_kernel(1000, [], 0.02)
+
+
+def test_the_projection_takes_the_longest_span_the_rule_accepts():
+    """IPCs 11, 11.2, then 9.2, 9.0, 9.1, 9.05 (vecadd's shape): the rule holds on the last
+    3 and still on the last 4, not once the fast waves are in: span 4. A flat launch keeps
+    every wave; an unstable one gives 0; tracked rates limit the span as the IPC does."""
+    def waves(ipcs, tracked=None):
+        return [Wave(int(ipc * 1000), 1000, (("p.c", t),) if tracked else ()) for ipc, t in
+                zip(ipcs, tracked or [0] * len(ipcs))]
+
+    assert stable_span(waves([11.0, 11.2, 9.2, 9.0, 9.1, 9.05]), 3, 0.02) == 4
+    assert stable_span(waves([9.0, 9.1, 9.0, 9.05, 9.1]), 3, 0.02) == 5
+    assert stable_span(waves([9.0, 10.0, 9.0]), 3, 0.02) == 0
+    assert stable_span(waves([9.0, 9.0]), 3, 0.02) == 0                   # fewer than K
+    # the IPC is flat, but a tracked counter's rate doubled before the last 3 waves
+    assert stable_span(waves([9.0] * 5, [100, 100, 200, 200, 200]), 3, 0.02) == 3

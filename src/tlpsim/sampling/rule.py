@@ -79,6 +79,19 @@ def stable_window(waves: Sequence[Wave], window: int, tolerance: float) -> bool:
     return True
 
 
+def stable_span(waves: Sequence[Wave], window: int, tolerance: float) -> int:
+    """How many of the latest waves the projection takes: the longest run of waves ending
+    with the last one that the stability rule accepts as a whole (at least `window`; 0
+    when the last `window` are not stable). Waves before it ran at another rate (a
+    transient after the warm-up), so they do not estimate the rate of the waves skipped."""
+    if not stable_window(waves, window, tolerance):
+        return 0
+    k = window
+    while k < len(waves) and stable_window(waves[-(k + 1):], k + 1, tolerance):
+        k += 1
+    return k
+
+
 @dataclass(frozen=True)
 class Projection:
     """Projected cycles of skipped work and the interval around them."""

@@ -8,14 +8,16 @@ decision) are stable (`rule.stable_window`), the dispatcher skips the middle: th
 launch's next CTA jumps to the start of the tail, the skipped CTAs count as done,
 and the CTAs still resident and the tail (the last, partial wave, or the last full
 one) run in detail. The skipped CTAs' instructions come exactly from the trace; their
-cycles and every additive counter are projected at the rate of every wave since
-warm-up (the rule says when the rate is stable; a wave's IPC swings with the CTAs
-that happen to retire in it, so the longest stable span estimates the rate best).
+cycles and every additive counter are projected at the rate of the stable span: the
+longest run of waves ending at the decision that the rule accepts as a whole
+(`rule.stable_span`; at least K: a wave's IPC swings with the CTAs that happen to
+retire in it, so more waves estimate the rate better, but waves of an earlier
+transient would bias it).
 
 The functional pass has already traced the skipped CTAs (the decision is made
 during the timing replay, after the functional pass): their trace is not replayed,
-only counted. Sampling never touches device memory, so functional results are
-those of a full run."""
+only counted, and their global accesses warm the L2 (`warm_l2`). Sampling never
+touches device memory, so functional results are those of a full run."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from tlpsim.sampling import safety
-from tlpsim.sampling.rule import Wave, project_waves, stable_window
+from tlpsim.sampling.rule import Wave, project_waves, stable_span
 from tlpsim.sampling.spec import SamplingSpec
 from tlpsim.timing.builder import sm_limits
 from tlpsim.timing.occupancy import occupancy
@@ -39,7 +41,9 @@ class _LaunchState:
     wave_ctas: int                    # W
     why_not: str = ""                 # set: this launch runs in full detail, for this reason
     decided: bool = False
-    marks: list = field(default_factory=list)   # first and latest boundary counted: (now, issued, tracked, snapshot)
+    # every boundary since counting started: (now, issued, tracked, snapshot); the snapshots
+    # of boundaries before the longest stable span are dropped (None) to bound memory
+    marks: list = field(default_factory=list)
     waves: list = field(default_factory=list)   # Wave of each boundary pair since the counting restarted
     skipped_ctas: int = 0
     skipped_insts: int = 0
@@ -207,9 +211,19 @@ class WaveSampler:
         prev = st.marks[-1]
         tracked = tuple((k, mark[2][k] - prev[2].get(k, 0)) for k in sorted(mark[2]))
         st.waves.append(Wave(mark[1] - prev[1], mark[0] - prev[0], tracked))
-        st.marks = [st.marks[0], mark]                 # where counting started, and now
-        if stable_window(st.waves, self.spec.window, self.spec.tolerance):
-            self._skip(run, st, wave)
+        st.marks.append(mark)                          # marks[j] opens waves[j]; marks[-1] is now
+        # a span can only start where a snapshot is kept: the longest span the rule accepts
+        # now (or the last K waves) and later; older snapshots are dropped
+        span = stable_span(st.waves, self.spec.window, self.spec.tolerance)
+        keep_from = len(st.waves) - max(span, min(self.spec.window, len(st.waves)))
+        for j in range(keep_from):
+            if st.marks[j][3] is not None:
+                st.marks[j] = (*st.marks[j][:3], None)
+        if span:
+            # (a span the rule accepts only now may reach back past a dropped snapshot)
+            while st.marks[len(st.waves) - span][3] is None:
+                span -= 1
+            self._skip(run, st, wave, span)
 
     def launch_stats(self, run: Any, base: dict, start_cycle: int, wall: float) -> Any:
         """The launch's statistics: measured, plus the skipped waves' counters and cycles."""
@@ -269,7 +283,7 @@ class WaveSampler:
                 "energy_events": dict(gpu.energy_events)}
         return (now, issued, tracked, snap)
 
-    def _skip(self, run: Any, st: _LaunchState, wave: int) -> None:
+    def _skip(self, run: Any, st: _LaunchState, wave: int, span: int) -> None:
         st.decided = True
         tail = run.n_ctas % st.wave_ctas or st.wave_ctas
         first, stop = run.next_cta, run.n_ctas - tail
@@ -281,8 +295,9 @@ class WaveSampler:
         wpc = run.trace.warps_per_cta
         st.skipped_insts, st.skipped_threads = trace_counts(run.trace, first * wpc, stop * wpc)
         st.skipped_ctas, st.first_skipped, st.decided_at_wave = stop - first, first, wave
-        st.window = tuple(st.waves)                     # every wave since warm-up: the projection's sample
-        st.window_delta = {k: _delta(st.marks[-1][3][k], st.marks[0][3][k]) for k in st.marks[-1][3]}
+        st.window = tuple(st.waves[-span:])            # the stable span: the projection's sample
+        start = st.marks[len(st.waves) - span][3]
+        st.window_delta = {k: _delta(st.marks[-1][3][k], start[k]) for k in st.marks[-1][3]}
         # the plug-ins' "max" levels are peaks, not rates: never projected
         st.window_delta["plugins"] = {key: {n: v for n, v in vals.items()
                                             if self.gpu.plugin_aggs().get(key, {}).get(n, "sum") != "max"}
