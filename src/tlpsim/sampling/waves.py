@@ -32,6 +32,7 @@ from tlpsim.sampling.spec import SamplingSpec
 from tlpsim.timing.builder import sm_limits
 from tlpsim.timing.occupancy import occupancy
 from tlpsim.timing.summary import launch_stats
+from tlpsim.timing.warp import MemRows
 from tlpsim.timing.mem_types import ATOMIC, READ, WRITE
 from tlpsim.trace.format import SPACE_CODES, _popcount
 
@@ -88,19 +89,23 @@ def _delta(after: Any, before: Any) -> Any:
     return after - (before if isinstance(before, (int, float)) and not isinstance(before, bool) else 0)
 
 
-def trace_counts(trace: Any, w0: int, w1: int) -> tuple[int, int]:
-    """(warp instructions, thread instructions) of the trace's warps [w0, w1), piece by piece."""
+def _piece_rows(trace: Any, w0: int, w1: int):
+    """(piece, first row, end row) of each piece of the trace holding warps [w0, w1)."""
     if w1 <= w0:
-        return 0, 0
-    insts = threads = 0
+        return
     for k in range(int(trace.piece_index(w0)), int(trace.piece_index(w1 - 1)) + 1):
         p = trace.piece(k)
         first = int(getattr(p, "first_warp", 0))
         n = len(p.warp_offsets) - 1
         a, b = max(w0, first) - first, min(w1, first + n) - first
-        if b <= a:
-            continue
-        r0, r1 = int(p.warp_offsets[a]), int(p.warp_offsets[b])
+        if b > a:
+            yield p, int(p.warp_offsets[a]), int(p.warp_offsets[b])
+
+
+def trace_counts(trace: Any, w0: int, w1: int) -> tuple[int, int]:
+    """(warp instructions, thread instructions) of the trace's warps [w0, w1), piece by piece."""
+    insts = threads = 0
+    for p, r0, r1 in _piece_rows(trace, w0, w1):
         insts += r1 - r0
         threads += int(_popcount(p.executed[r0:r1]).sum())
     return insts, threads
@@ -112,41 +117,29 @@ _KINDS = (READ, WRITE, ATOMIC)
 
 def trace_accesses(trace: Any, w0: int, w1: int, is_store: np.ndarray, is_atomic: np.ndarray):
     """The global-memory line accesses of the trace's warps [w0, w1), warp by warp in
-    trace order: (128-byte line addresses, sector masks, kinds READ/WRITE/ATOMIC), from
-    the same sector sets the LD/ST unit reads, as lists (`is_store`, `is_atomic`: per static
-    instruction). Local, shared and constant accesses never reach the L2 as such and
-    are left out."""
+    trace order: (128-byte line addresses, sector masks, kinds READ/WRITE/ATOMIC), as
+    lists, read from the LD/ST unit's own table of each piece (`MemRows`: what a full run
+    sends) (`is_store`, `is_atomic`: per static instruction). Local, shared and constant
+    accesses never reach the L2 as such and are left out."""
     lines, masks, kinds = [], [], []
-    if w1 > w0:
-        for k in range(int(trace.piece_index(w0)), int(trace.piece_index(w1 - 1)) + 1):
-            p = trace.piece(k)
-            first = int(getattr(p, "first_warp", 0))
-            n = len(p.warp_offsets) - 1
-            a, b = max(w0, first) - first, min(w1, first + n) - first
-            if b <= a:
-                continue
-            r0, r1 = int(p.warp_offsets[a]), int(p.warp_offsets[b])
-            mem = np.asarray(p.mem[r0:r1])
-            sel = mem >= 0
-            rows, pcs = mem[sel].astype(np.int64), np.asarray(p.pc[r0:r1])[sel].astype(np.int64)
-            keep = np.isin(np.asarray(p.mem_space)[rows], _L2_SPACES)
-            rows, pcs = rows[keep], pcs[keep]
-            if not rows.size:
-                continue
-            offs = np.asarray(p.mem_sector_offsets, dtype=np.int64)
-            counts = offs[rows + 1] - offs[rows]
-            idx = np.repeat(offs[rows] - np.concatenate(([0], np.cumsum(counts)[:-1])), counts) + np.arange(
-                int(counts.sum()))
-            sec = np.asarray(p.sectors, dtype=np.int64)[idx]
-            access = np.repeat(np.arange(rows.size), counts)
-            kind = np.where(is_atomic[pcs], 2, np.where(is_store[pcs], 1, 0))    # an index into _KINDS
-            line = sec >> 2
-            start = np.ones(sec.size, dtype=bool)      # each access's first sector of each line
-            start[1:] = (access[1:] != access[:-1]) | (line[1:] != line[:-1])
-            at = np.flatnonzero(start)
-            lines.append(line[at] << 7)
-            masks.append(np.bitwise_or.reduceat(np.left_shift(1, sec & 3), at))
-            kinds.append(kind[access[at]])
+    for p, r0, r1 in _piece_rows(trace, w0, w1):
+        mem = np.asarray(p.mem[r0:r1])
+        sel = mem >= 0
+        rows, pcs = mem[sel].astype(np.int64), np.asarray(p.pc[r0:r1])[sel].astype(np.int64)
+        keep = np.isin(np.asarray(p.mem_space)[rows], _L2_SPACES)
+        rows, pcs = rows[keep], pcs[keep]
+        if not rows.size:
+            continue
+        table = MemRows(p)
+        offs = np.asarray(table.line_offsets, dtype=np.int64)
+        counts = offs[rows + 1] - offs[rows]
+        # each kept row's lines, in row order: offs[row] + 0 .. counts - 1
+        idx = np.repeat(offs[rows] - np.concatenate(([0], np.cumsum(counts)[:-1])), counts) + np.arange(
+            int(counts.sum()))
+        lines.append(np.asarray(table.line_addr, dtype=np.int64)[idx])
+        masks.append(np.asarray(table.line_mask, dtype=np.int64)[idx])
+        kind = np.where(is_atomic[pcs], 2, np.where(is_store[pcs], 1, 0))    # an index into _KINDS
+        kinds.append(np.repeat(kind, counts))
     if not lines:
         return [], [], []
     return (np.concatenate(lines).tolist(), np.concatenate(masks).tolist(),
