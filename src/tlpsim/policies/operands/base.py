@@ -78,7 +78,7 @@ class OperandStorage(Plugin):
 
     @classmethod
     def config_problems(cls, config: Any, key: str) -> list[str]:
-        names = getattr(cls, "register_names", "named")
+        names = cls.register_names
         if names not in REGISTER_NAMES:
             return [f"{key}: register_names must be one of {', '.join(REGISTER_NAMES)}, got {names!r}"]
         if names == "reserved" and config.sm.register_count == "ptxas_exact":
