@@ -1,5 +1,6 @@
 """The simulator fingerprint covers every part of the package a run's figures depend on:
-each part is either hashed (SIMULATION_PARTS) or listed as outside with its reason."""
+each part is either hashed (SIMULATION_PARTS, or SAMPLER_PARTS for sampled runs) or listed
+as outside with its reason."""
 
 from __future__ import annotations
 
@@ -17,32 +18,69 @@ def _parts() -> set[str]:
 
 def test_every_part_of_the_package_is_hashed_or_said_to_be_outside():
     parts = _parts()
-    hashed, outside = set(fp.SIMULATION_PARTS), set(fp.OUTSIDE_PARTS)
-    assert not hashed & outside
+    hashed, outside = set(fp.SIMULATION_PARTS) | set(fp.SAMPLER_PARTS), set(fp.OUTSIDE_PARTS)
+    assert not hashed & outside and not set(fp.SIMULATION_PARTS) & set(fp.SAMPLER_PARTS)
     assert parts - hashed - outside == set(), "classify the new part in tlpsim.sweep.fingerprint"
     assert hashed <= parts and outside <= parts
 
 
-def test_the_sampler_is_part_of_the_fingerprint(tmp_path):
-    """A sampled run's figures depend on the sampler: changing it changes the fingerprint."""
+def _copy_and_digest(tmp_path):
+    """A copy of the sampler, one timing module and the fingerprint's module (enough to
+    hash), and a function returning the copy's (simulator, sampler) fingerprints."""
     import shutil
 
     root = Path(tlpsim.__file__).resolve().parent
-    copy = tmp_path / "tlpsim"          # the sampler and the fingerprint's module alone: enough to hash
+    copy = tmp_path / "tlpsim"
     shutil.copytree(root / "sampling", copy / "sampling", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    (copy / "timing").mkdir()
+    shutil.copy(root / "timing" / "engine.py", copy / "timing" / "engine.py")
     (copy / "sweep").mkdir()
     shutil.copy(root / "sweep" / "fingerprint.py", copy / "sweep" / "fingerprint.py")
 
-    def digest() -> str:   # the copy's module, loaded afresh: it hashes the files beside it
+    def digest() -> tuple[str, str]:   # the copy's module, loaded afresh: it hashes the files beside it
         import importlib.util
 
         spec = importlib.util.spec_from_file_location("fp_copy", copy / "sweep" / "fingerprint.py")
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
-        return mod.simulator_fingerprint()
+        return mod.simulator_fingerprint(), mod.sampler_fingerprint()
 
+    return copy, digest
+
+
+def test_a_changed_sampler_changes_the_sampler_fingerprint_alone(tmp_path):
+    """A sampled run's figures depend on the sampler; a full-detail run's do not."""
+    copy, digest = _copy_and_digest(tmp_path)
     before = digest()
     assert before == digest()
     rule = copy / "sampling" / "rule.py"
     rule.write_text(rule.read_text() + "\n# a change\n")
-    assert digest() != before
+    after = digest()
+    assert after[0] == before[0] and after[1] != before[1]
+
+
+def test_a_changed_model_changes_the_simulator_fingerprint_alone(tmp_path):
+    copy, digest = _copy_and_digest(tmp_path)
+    before = digest()
+    engine = copy / "timing" / "engine.py"
+    engine.write_text(engine.read_text() + "\n# a change\n")
+    after = digest()
+    assert after[0] != before[0] and after[1] == before[1]
+
+
+def test_the_sampler_keys_sampled_runs_and_not_full_detail_ones():
+    from tlpsim.sweep.job import RunParams
+
+    spec = {"mode": "waves", "tolerance": 0.02}
+
+    def run(sampling, sampler=""):
+        return RunParams("vecadd", "tiny", "gtx480", {}, 1, "timing", code={}, simulator="abc",
+                         sampling=sampling, sampler=sampler)
+
+    assert run(None).key() == run(None, sampler="other").key()        # not part of a full run's key
+    assert run(spec, sampler="s1").key() != run(spec, sampler="s2").key()
+    assert run(spec).sampler_code() == fp.sampler_fingerprint()       # the running code's, by default
+    assert run(spec).to_dict()["sampler"] == fp.sampler_fingerprint()
+    assert "sampler" not in run(None).to_dict()
+    back = RunParams.from_dict(run(spec, sampler="s1").to_dict())
+    assert back.key() == run(spec, sampler="s1").key()                # a stored run keeps its key

@@ -5,10 +5,14 @@ code is never reused once the model changed, and an unchanged model never
 re-simulates. It hashes every source file of the packages that decide a result —
 front end, analyses, functional and timing models, policies (the built-in
 plug-ins), power, configuration and presets, workloads and their CUDA sources, the
-sampler, the host API (arrays, kernels, the CUDA runtime and CuPy layers) and the
-session — and leaves out what only presents, stores or guards results
-(`OUTSIDE_PARTS`, each with its reason; tests/sweep/test_fingerprint.py keeps every
-part of the package in one list or the other)."""
+host API (arrays, kernels, the CUDA runtime and CuPy layers) and the session — and
+leaves out what only presents, stores or guards results (`OUTSIDE_PARTS`, each with
+its reason; tests/sweep/test_fingerprint.py keeps every part of the package in one
+list or the other).
+
+The sampler (`SAMPLER_PARTS`) has its own fingerprint, which keys sampled runs only:
+a full-detail run never executes it, so a changed sampler re-simulates the sampled
+runs and keeps the full-detail ones, which are most of a sampling validation's time."""
 
 from __future__ import annotations
 
@@ -16,9 +20,9 @@ import functools
 import hashlib
 from pathlib import Path
 
-__all__ = ["OUTSIDE_PARTS", "SIMULATION_PARTS", "simulator_fingerprint"]
+__all__ = ["OUTSIDE_PARTS", "SAMPLER_PARTS", "SIMULATION_PARTS", "sampler_fingerprint", "simulator_fingerprint"]
 
-SIMULATION_PARTS = ("analysis", "config", "frontend", "functional", "policies", "power", "sampling", "timing",
+SIMULATION_PARTS = ("analysis", "config", "frontend", "functional", "policies", "power", "timing",
                     "trace", "workloads", "cudart", "cupy", "array_ops.py", "cupy_sources.py", "device_array.py",
                     "device_pointer.py", "host.py", "host_kernels.py", "session.py", "errors.py")
 
@@ -40,12 +44,26 @@ OUTSIDE_PARTS = {
 _SUFFIXES = {".py", ".cu", ".cuh", ".h", ".toml", ".ptx"}
 
 
+#: what only a sampled run executes (tlpsim.session imports it when sampling is on)
+SAMPLER_PARTS = ("sampling",)
+
+
 @functools.lru_cache(maxsize=1)
 def simulator_fingerprint() -> str:
     """16 hex digits of SHA-256 over the simulation sources (paths and contents)."""
+    return _digest(SIMULATION_PARTS)
+
+
+@functools.lru_cache(maxsize=1)
+def sampler_fingerprint() -> str:
+    """16 hex digits of SHA-256 over the sampler's sources: part of a sampled run's key."""
+    return _digest(SAMPLER_PARTS)
+
+
+def _digest(parts: tuple[str, ...]) -> str:
     root = Path(__file__).resolve().parent.parent
     h = hashlib.sha256()
-    for part in SIMULATION_PARTS:
+    for part in parts:
         p = root / part
         files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file() and f.suffix in _SUFFIXES)
         for f in files:

@@ -46,6 +46,8 @@ class RunParams:
     # sampled timing (tlpsim.sampling.SamplingSpec.to_dict()); None = full detail. A sampled run
     # is another run than the full one: it is part of the key (full-detail keys are unchanged)
     sampling: dict | None = None
+    # the sampler's source fingerprint, keying a sampled run that `simulator` keys (set on first use)
+    sampler: str = ""
 
     def _params(self) -> dict:
         d = {"workload": self.workload, "size": self.size, "preset": self.preset,
@@ -61,13 +63,15 @@ class RunParams:
         d["code"] = self.fingerprint()
         if self.simulator:
             d["simulator"] = self.simulator
+            if "sampling" in self._params():
+                d["sampler"] = self.sampler_code()
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> RunParams:
         return cls(d["workload"], d.get("size", "small"), d.get("preset", "gtx480"), dict(d.get("overrides") or {}),
                    int(d.get("seed", 1)), d.get("mode", "timing"), tuple(d.get("plugins") or ()), d.get("code"),
-                   d.get("simulator", ""), d.get("sampling"))
+                   d.get("simulator", ""), d.get("sampling"), d.get("sampler", ""))
 
     def fingerprint(self) -> dict[str, Any]:
         """The hashes of the plug-in code the run depends on: the class each extension
@@ -75,6 +79,14 @@ class RunParams:
         if self.code is None:
             self.code = code_fingerprint(self.preset, self.overrides, self.mode, self.plugins)
         return self.code
+
+    def sampler_code(self) -> str:
+        """The sampler's source fingerprint this run is keyed by (computed once)."""
+        if not self.sampler:
+            from tlpsim.sweep.fingerprint import sampler_fingerprint
+
+            self.sampler = sampler_fingerprint()
+        return self.sampler
 
     def params_key(self) -> str:
         """Identity of the parameters alone (one point of a results table; the same
@@ -86,8 +98,12 @@ class RunParams:
         parameters and the fingerprint of the plug-in code, so a run simulated with
         other plug-in code is never reused (nor, when `simulator` is set, a run
         simulated by other simulator code), nor one whose kernels another toolchain
-        compiled (a preset's default toolchain may change; cuda13 runs keep their keys)."""
+        compiled (a preset's default toolchain may change; cuda13 runs keep their keys).
+        A sampled run keyed by the simulator is keyed by the sampler's code as well; a
+        full-detail run, which never executes the sampler, is not."""
         simulator = {"simulator": self.simulator} if self.simulator else {}
+        if self.simulator and "sampling" in self._params():
+            simulator["sampler"] = self.sampler_code()
         return _hash({**self._params(), "code": self.fingerprint(), **simulator,
                       **compile_stamp(self.preset, self.overrides, self.mode)})
 
