@@ -39,7 +39,7 @@ def sample_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def validate_sampling(workloads: str | None, size: str, db_path: str, mode: str, tolerance: float,
                       session_limit: float | None, doc: str | None, as_json: bool, configs: str | None = None,
-                      export_dir: str | None = None) -> None:
+                      export_dir: str | None = None, runs: str = "both") -> None:
     from tlpsim.validate import sampling_page as report
     from tlpsim.sampling.spec import SamplingSpec
     from tlpsim.validate.sampling_runs import plan, run_validation
@@ -54,7 +54,7 @@ def validate_sampling(workloads: str | None, size: str, db_path: str, mode: str,
     echo = (lambda s: click.echo(s, err=True)) if as_json else click.echo
     cfgs = [c.strip() for c in (configs or "").split(",") if c.strip()] or None
     rows = run_validation(db_path, size, spec, names, echo=echo, limit_s=session_limit, configs=cfgs,
-                          export=export_dir)
+                          export=export_dir, runs=runs)
     wall = time.perf_counter() - t0
     planned = len(plan(None, size=size))  # the whole validation, whatever subset this session ran
     command = "tlpsim validate --sampling " + " ".join(sys.argv[sys.argv.index("--sampling") + 1:]) \

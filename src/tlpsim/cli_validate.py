@@ -75,6 +75,9 @@ from tlpsim.cli_errors import friendly as _friendly
 @click.option("--export", "export_dir", default=None, type=click.Path(file_okay=False),
               help="--sampling: also keep each run, as it is stored, as DIR/<key>.json.gz (as `tlpsim results DB "
                    "--export DIR` writes them).")
+@click.option("--runs", "run_kinds", default="both", show_default=True, type=click.Choice(["both", "full", "sampled"]),
+              help="--sampling: which run of each point to simulate (full-detail runs do not depend on the sampler's "
+                   "code, so they can go first).")
 @_friendly
 def validate_cmd(preset: str | None, hardware: str | None, hardware_dir: str | None, cap: int, paper_cap: int,
                  cache_dir: str | None, only: tuple, out_dir: str | None, doc: str | None, as_json: bool,
@@ -82,7 +85,7 @@ def validate_cmd(preset: str | None, hardware: str | None, hardware_dir: str | N
                  time_limit: int, sampling_check: bool = False, workloads: str | None = None, size: str = "study",
                  db_path: str = "", sample_mode: str = "all", sample_tolerance: float = 0.02,
                  session_limit: float | None = None, configs: str | None = None,
-                 export_dir: str | None = None) -> None:
+                 export_dir: str | None = None, run_kinds: str = "both") -> None:
     """Run the GPGPU-Sim reference programs and microbenchmarks (same PTX, inputs and
     launches) and compare cycles, IPC, miss rates, DRAM utilisation, the
     microbenchmarks' derived figures and the CTA-limit sweeps with GPGPU-Sim's.
@@ -92,7 +95,7 @@ def validate_cmd(preset: str | None, hardware: str | None, hardware_dir: str | N
         from tlpsim.cli_sampling import validate_sampling
 
         validate_sampling(workloads, size, db_path, sample_mode, sample_tolerance, session_limit, doc, as_json, configs,
-                          export_dir)
+                          export_dir, run_kinds)
         return
     from tlpsim.config.overrides import parse_overrides
     from tlpsim.errors import TlpsimError

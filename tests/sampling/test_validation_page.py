@@ -146,6 +146,30 @@ def test_a_run_another_process_stored_meanwhile_is_not_simulated_again(tmp_path,
     assert any("stored meanwhile" in ln for ln in lines), lines
 
 
+@pytest.mark.parametrize("runs", ["full", "sampled"])
+def test_runs_picks_which_run_of_each_point_is_simulated(tmp_path, monkeypatch, runs):
+    import tlpsim.sweep.job as job
+    from tlpsim.validate.sampling_runs import run_validation
+
+    spec = SamplingSpec("waves")
+    pts = plan(["vecadd"], ["GTO"])
+    want = run_params(pts[0], "tiny", spec if runs == "sampled" else None)
+    calls = []
+
+    def fake_run_job(params, device_options=None):
+        calls.append(params)
+        return {"key": job.RunParams.from_dict(params).key(), "params": params, "status": "failed",
+                "error": "not simulated", "started": 0.0, "finished": 1.0}
+
+    monkeypatch.setattr(job, "run_job", fake_run_job)
+    lines = []
+    run_validation(str(tmp_path / "v.db"), "tiny", spec, ["vecadd"], echo=lines.append, configs=["GTO"], runs=runs)
+    assert [job.RunParams.from_dict(c).key() for c in calls] == [want.key()]
+    assert f"({runs} runs only)" in lines[0]
+    with pytest.raises(TlpsimError, match="--runs must be one of"):
+        run_validation(str(tmp_path / "v.db"), "tiny", spec, ["vecadd"], echo=lines.append, runs="half")
+
+
 def test_least_detail_share_of_one_launch():
     from tlpsim.sampling.rule import least_detail_share
 

@@ -113,17 +113,28 @@ def run_params(p: Point, size: str, spec: SamplingSpec | None):
                      sampling=spec.to_dict() if spec is not None else None)
 
 
+#: which runs of each point `run_validation` simulates
+RUN_KINDS = ("both", "full", "sampled")
+
+
 def run_validation(db_path: str, size: str, spec: SamplingSpec, workloads: Iterable[str] | None = None,
                    echo: Callable[[str], None] = print, limit_s: float | None = None,
-                   configs: Iterable[str] | None = None, export: str | None = None) -> list[dict]:
+                   configs: Iterable[str] | None = None, export: str | None = None,
+                   runs: str = "both") -> list[dict]:
     """Simulate the points' runs not yet in the database, each with the trace cache
     off (both runs of a point execute their functional pass and replay in-memory or
     spilled traces alike, so their wall times compare); stop starting new runs after
-    `limit_s` seconds. Returns the compared pairs."""
+    `limit_s` seconds. `runs` ("both", "full" or "sampled") picks which run of each
+    point to simulate: the full-detail runs, most of the time, do not depend on the
+    sampler (tlpsim.sweep.fingerprint), so they can go first while it changes.
+    Returns the compared pairs."""
     from tlpsim.sweep.job import run_job
     from tlpsim.sweep.store import ResultsDB
 
+    if runs not in RUN_KINDS:
+        raise TlpsimError(f"--runs must be one of {', '.join(RUN_KINDS)}, not {runs!r}")
     points = plan(workloads, configs, size)
+    specs = {"both": (spec, None), "full": (None,), "sampled": (spec,)}[runs]
     t0 = time.perf_counter()
     with ResultsDB(db_path) as db:
         if export:  # each finished run also kept as a file (tlpsim.sweep.archive)
@@ -131,9 +142,10 @@ def run_validation(db_path: str, size: str, spec: SamplingSpec, workloads: Itera
 
             attach_export(db, export)
         have = db.finished_keys()
-        todo = [(p, s) for p in points for s in (spec, None) if run_params(p, size, s).key() not in have]
+        todo = [(p, s) for p in points for s in specs if run_params(p, size, s).key() not in have]
+        which = "" if runs == "both" else f" ({runs} runs only)"
         echo(f"sampling validation ({size}, {spec.label()}): {len(points)} points, {2 * len(points)} runs, "
-             f"{len(todo)} to simulate; results in {db_path}")
+             f"{len(todo)} to simulate{which}; results in {db_path}")
         for k, (p, s) in enumerate(todo, 1):
             if limit_s is not None and time.perf_counter() - t0 > limit_s:
                 echo(f"time limit reached: {len(todo) - k + 1} runs left for the next session")
