@@ -7,7 +7,9 @@ K waves after warm-up (and after every "settles" plug-in has reported its last
 decision) are stable (`rule.stable_window`), the dispatcher skips the middle: the
 launch's next CTA jumps to the start of the tail, the skipped CTAs count as done,
 and the CTAs still resident and the tail (the last, partial wave, or the last full
-one) run in detail. The skipped CTAs' instructions come exactly from the trace; their
+one) run in detail; so does every CTA from the first one whose work (warp
+instructions, global line accesses, from the trace) lies outside the range of the
+stable span's CTAs (`first_unlike`). The skipped CTAs' instructions come exactly from the trace; their
 cycles and every additive counter are projected at the rate of the stable span: the
 longest run of waves ending at the decision that the rule accepts as a whole
 (`rule.stable_span`; at least K: a wave's IPC swings with the CTAs that happen to
@@ -55,6 +57,7 @@ class _LaunchState:
     decided_at_wave: int = -1
     ipcs: list = field(default_factory=list)    # every completed wave's IPC (the record's diagnostics)
     warmed_lines: int = 0             # the skipped CTAs' line accesses applied to the L2 (functional warming)
+    ended_at: int = -1                # the CTA unlike the stable span's that ended the skip (-1: the tail did)
 
 
 def _sub_scaled(base: Any, delta: Any, scale: float) -> Any:
@@ -144,6 +147,52 @@ def trace_accesses(trace: Any, w0: int, w1: int, is_store: np.ndarray, is_atomic
         return [], [], []
     return (np.concatenate(lines).tolist(), np.concatenate(masks).tolist(),
             [_KINDS[k] for k in np.concatenate(kinds).tolist()])
+
+
+def cta_work(trace: Any, c0: int, c1: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per CTA of [c0, c1): its warp instructions and its global-memory line accesses
+    (the line accesses a full run sends to the L2 or through the L1), from the trace."""
+    wpc = max(int(trace.warps_per_cta), 1)
+    w0, w1 = c0 * wpc, c1 * wpc
+    insts = np.zeros(max(w1 - w0, 0), dtype=np.int64)
+    lines = np.zeros_like(insts)
+    for p, r0, r1 in _piece_rows(trace, w0, w1):
+        first = int(getattr(p, "first_warp", 0))
+        offs = np.asarray(p.warp_offsets, dtype=np.int64)
+        a = np.searchsorted(offs, r0, side="right") - 1          # the piece's local warps [a, b)
+        b = np.searchsorted(offs, r1, side="left")
+        at = first + a - w0
+        insts[at:at + (b - a)] = np.diff(offs[a:b + 1])
+        mem = np.asarray(p.mem[r0:r1]).astype(np.int64)
+        table = MemRows(p)
+        loff = np.asarray(table.line_offsets, dtype=np.int64)
+        counts = np.zeros(r1 - r0, dtype=np.int64)
+        sel = mem >= 0
+        rows = mem[sel]
+        glob = np.isin(np.asarray(p.mem_space)[rows], _L2_SPACES)
+        counts[np.flatnonzero(sel)[glob]] = (loff[rows + 1] - loff[rows])[glob]
+        cum = np.concatenate(([0], np.cumsum(counts)))
+        lines[at:at + (b - a)] = cum[offs[a + 1:b + 1] - r0] - cum[offs[a:b] - r0]
+    return insts.reshape(-1, wpc).sum(axis=1), lines.reshape(-1, wpc).sum(axis=1)
+
+
+def first_unlike(window: tuple[np.ndarray, np.ndarray], after: tuple[np.ndarray, np.ndarray],
+                 tolerance: float) -> int:
+    """The index of the first CTA in `after` whose warp instructions or line accesses lie
+    outside the range the `window` CTAs span, widened by `tolerance`; len(after's) if
+    none. The projection assumes the skipped CTAs do the stable span's kind of work: a
+    CTA doing more or less of it (a grid-stride loop's last, shorter round; a boundary
+    tile; another phase of the input) ends the skip, and it runs in detail (TBPoint's
+    homogeneous regions, by the per-CTA counts the functional pass already has)."""
+    n = len(after[0])
+    if not len(window[0]):
+        return n
+    bad = np.zeros(n, dtype=bool)
+    for w, a in zip(window, after):
+        lo, hi = float(w.min()) * (1 - tolerance), float(w.max()) * (1 + tolerance)
+        bad |= (a < lo) | (a > hi)
+    hit = np.flatnonzero(bad)
+    return int(hit[0]) if hit.size else n
 
 
 def warm_l2(mem: Any, static: Any, trace: Any, w0: int, w1: int) -> int:
@@ -239,7 +288,7 @@ class WaveSampler:
             "waves": {"ctas_per_wave": st.wave_ctas, "n_ctas": run.n_ctas, "skipped_ctas": st.skipped_ctas,
                       "first_skipped_cta": st.first_skipped, "stable_after_wave": st.decided_at_wave,
                       "projection_waves": len(st.window), "wave_ipc": st.ipcs,
-                      "warmed_l2_lines": st.warmed_lines},
+                      "warmed_l2_lines": st.warmed_lines, "skip_ended_by_cta": st.ended_at},
         }
         return stats
 
@@ -280,10 +329,19 @@ class WaveSampler:
         st.decided = True
         tail = run.n_ctas % st.wave_ctas or st.wave_ctas
         first, stop = run.next_cta, run.n_ctas - tail
+        # the skip ends at the first CTA unlike the span's (the span's CTAs: those
+        # dispatched over its waves, just before the first skipped one)
+        if stop > first:
+            ref = cta_work(run.trace, max(first - span * st.wave_ctas, 0), first)
+            unlike = first + first_unlike(ref, cta_work(run.trace, first, stop), self.spec.tolerance)
+            if unlike < stop:
+                st.ended_at = unlike
+                stop = unlike
         if (stop - first) % 2:   # keep CTA pairs (BCS dispatch groups) whole
             stop -= 1
         if stop - first < st.wave_ctas:
-            st.why_not = "stable only when less than a wave was left before the tail"
+            st.why_not = ("stable only when less than a wave was left before the tail" if st.ended_at < 0 else
+                          f"CTA {st.ended_at}, less than a wave after the stable span, does other work than it")
             return
         wpc = run.trace.warps_per_cta
         st.skipped_insts, st.skipped_threads = trace_counts(run.trace, first * wpc, stop * wpc)
