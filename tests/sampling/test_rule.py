@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from tlpsim.sampling.rule import (Projection, Wave, project_kernel, project_waves, stable_span, stable_window, t_quantile,
-                                  within)
+from tlpsim.sampling.rule import (Projection, Wave, project_kernel, project_waves, settled, stable_span, stable_window,
+                                  t_quantile, within)
 
 
 def test_within_is_relative_to_the_mean():
@@ -37,6 +37,26 @@ def test_stability_checks_tracked_counter_rates_per_instruction():
     drifting = [Wave(1000, 100, (("p.hits", 50.0),)), Wave(1000, 100, (("p.hits", 60.0),)),
                 Wave(1000, 100, (("p.hits", 50.0),))]
     assert not stable_window(drifting, 3, 0.02)  # same IPC, but the tracked rate moves 13 %
+
+
+def test_settled_is_absolute_in_shares_of_a_capacity():
+    assert settled([0.90, 0.91, 0.89], 0.02)
+    assert settled([0.0, 0.0], 0.02)
+    assert not settled([0.50, 0.55], 0.02)      # 2.5 points off the mean
+
+
+def test_stability_waits_for_the_l2s_dirty_share_to_settle():
+    # backprop's weight update on gtx480: the same IPC while the L2 fills with dirty
+    # lines (its write-backs come later), then steady once the share stops growing
+    filling = [Wave(1000, 100, (), (0.28, 0.49)), Wave(1000, 100, (), (0.49, 0.73)),
+               Wave(1000, 100, (), (0.73, 0.91))]
+    assert not stable_window(filling, 3, 0.02)
+    full = [Wave(1000, 100, (), (0.91, 0.90)), Wave(1000, 100, (), (0.90, 0.91)),
+            Wave(1000, 100, (), (0.91, 0.90))]
+    assert stable_window(full, 3, 0.02)
+    assert stable_span(filling + full, 3, 0.02) == 3          # the span starts after the fill
+    # a window's first boundary counts: the share rose 5 points over its first wave
+    assert not stable_window([Wave(1000, 100, (), (0.85, 0.90))] + full[1:], 3, 0.02)
 
 
 def test_t_quantiles():

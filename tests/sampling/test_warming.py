@@ -35,6 +35,18 @@ def test_warming_installs_marks_and_orders_lines_without_counting():
     assert 768 not in c
 
 
+def test_dirty_lines_counts_lines_with_a_dirty_sector():
+    c = _two_way()
+    c.warm(0, 0b0011)
+    c.warm(256, 0b0001, dirty=True)
+    c.warm(128, 0b1111, dirty=True)
+    assert c.dirty_lines() == 2
+    c.warm(512, 0b0001)               # evicts 0 (least recently used, clean)
+    assert c.dirty_lines() == 2
+    c.warm(768, 0b0001)               # evicts 256 (dirty) from set 0
+    assert c.dirty_lines() == 1
+
+
 def test_warming_leaves_a_set_whose_ways_wait_for_fills():
     c = _two_way()
     c.access(0)                        # misses reserve their lines: both ways wait for fills

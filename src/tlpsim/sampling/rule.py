@@ -50,26 +50,39 @@ def within(values: Sequence[float], tolerance: float) -> bool:
 @dataclass(frozen=True)
 class Wave:
     """One completed wave: the warp instructions issued and core cycles it spanned,
-    and the tracked counters' increases over it ({"point.name.counter": n})."""
+    the tracked counters' increases over it ({"point.name.counter": n}), and the share
+    of the L2's lines that were dirty when it began and when it ended."""
 
     insts: int
     cycles: int
     tracked: tuple[tuple[str, float], ...] = ()
+    l2_dirty: tuple[float, float] = (0.0, 0.0)
 
     @property
     def ipc(self) -> float:
         return self.insts / self.cycles if self.cycles else 0.0
 
 
+def settled(levels: Sequence[float], tolerance: float) -> bool:
+    """Shares of a capacity (0..1) all within `tolerance` of it from their mean."""
+    mean = sum(levels) / len(levels)
+    return all(abs(v - mean) <= tolerance for v in levels)
+
+
 def stable_window(waves: Sequence[Wave], window: int, tolerance: float) -> bool:
     """The stability rule: the last `window` waves' IPCs, and each tracked counter's
-    rate per warp instruction, all lie within `tolerance` of their means."""
+    rate per warp instruction, all lie within `tolerance` of their means; and the
+    L2's dirty share at their boundaries within `tolerance` (of the L2) of its mean.
+    While the L2 fills with dirty lines its writes are absorbed, and the write-backs
+    that later waves pay are in no wave yet: the rates are steady only once it is."""
     if len(waves) < window:
         return False
     last = waves[-window:]
     if any(w.cycles <= 0 or w.insts <= 0 for w in last):
         return False
     if not within([w.ipc for w in last], tolerance):
+        return False
+    if not settled([last[0].l2_dirty[0]] + [w.l2_dirty[1] for w in last], tolerance):
         return False
     names = {n for w in last for n, _ in w.tracked}
     for name in sorted(names):

@@ -4,7 +4,8 @@ The GPU calls `cta_done` after every CTA retirement. Every W retirements (W = th
 CTAs of one full-occupancy wave: n_sms x the baseline's CTAs per SM) close a wave;
 its IPC is the warp instructions the SMs issued over its core cycles. Once the last
 K waves after warm-up (and after every "settles" plug-in has reported its last
-decision) are stable (`rule.stable_window`), the dispatcher skips the middle: the
+decision) are stable (`rule.stable_window`: their IPCs, the tracked rates, and the
+L2's share of dirty lines), the dispatcher skips the middle: the
 launch's next CTA jumps to the start of the tail, the skipped CTAs count as done,
 and the CTAs still resident and the tail (the last, partial wave, or the last full
 one) run in detail; so does every CTA from the first one whose work (warp
@@ -44,7 +45,7 @@ class _LaunchState:
     wave_ctas: int                    # W
     why_not: str = ""                 # set: this launch runs in full detail, for this reason
     decided: bool = False
-    # every boundary since counting started: (now, issued, tracked, snapshot); the snapshots
+    # every boundary since counting started: (now, issued, tracked, snapshot, L2 dirty share); the snapshots
     # of boundaries before the longest stable span are dropped (None) to bound memory
     marks: list = field(default_factory=list)
     waves: list = field(default_factory=list)   # Wave of each boundary pair since the counting restarted
@@ -252,7 +253,7 @@ class WaveSampler:
             return
         prev = st.marks[-1]
         tracked = tuple((k, mark[2][k] - prev[2].get(k, 0)) for k in sorted(mark[2]))
-        st.waves.append(Wave(mark[1] - prev[1], mark[0] - prev[0], tracked))
+        st.waves.append(Wave(mark[1] - prev[1], mark[0] - prev[0], tracked, (prev[4], mark[4])))
         st.marks.append(mark)                          # marks[j] opens waves[j]; marks[-1] is now
         # a span can only start where a snapshot is kept: the longest span the rule accepts
         # now (or the last K waves) and later; older snapshots are dropped
@@ -260,7 +261,7 @@ class WaveSampler:
         keep_from = len(st.waves) - max(span, min(self.spec.window, len(st.waves)))
         for j in range(keep_from):
             if st.marks[j][3] is not None:
-                st.marks[j] = (*st.marks[j][:3], None)
+                st.marks[j] = (*st.marks[j][:3], None, st.marks[j][4])
         if span:
             # (a span the rule accepts only now may reach back past a dropped snapshot)
             while st.marks[len(st.waves) - span][3] is None:
@@ -323,7 +324,7 @@ class WaveSampler:
         snap = {"sm": [sm.collect(now) for sm in gpu.sms], "mem": gpu.mem.counters(),
                 "sm_parts": [sm.part_counters() for sm in gpu.sms], "plugins": counts,
                 "energy_events": dict(gpu.energy_events)}
-        return (now, issued, tracked, snap)
+        return (now, issued, tracked, snap, gpu.mem.l2_dirty_share())
 
     def _skip(self, run: Any, st: _LaunchState, wave: int, span: int) -> None:
         st.decided = True
