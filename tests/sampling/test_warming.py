@@ -35,16 +35,24 @@ def test_warming_installs_marks_and_orders_lines_without_counting():
     assert 768 not in c
 
 
-def test_dirty_lines_counts_lines_with_a_dirty_sector():
-    c = _two_way()
+def test_the_l2s_dirty_share_counts_lines_with_a_dirty_sector():
+    from types import SimpleNamespace
+
+    from tlpsim.sampling.waves import l2_dirty_share
+
+    c = _two_way()                    # 4 lines of capacity
+    mem = SimpleNamespace(slices=[SimpleNamespace(cache=c)])
+    assert l2_dirty_share(mem) == 0.0
     c.warm(0, 0b0011)
     c.warm(256, 0b0001, dirty=True)
     c.warm(128, 0b1111, dirty=True)
-    assert c.dirty_lines() == 2
+    assert l2_dirty_share(mem) == 0.5
     c.warm(512, 0b0001)               # evicts 0 (least recently used, clean)
-    assert c.dirty_lines() == 2
+    assert l2_dirty_share(mem) == 0.5
     c.warm(768, 0b0001)               # evicts 256 (dirty) from set 0
-    assert c.dirty_lines() == 1
+    assert l2_dirty_share(mem) == 0.25
+    two = SimpleNamespace(slices=[SimpleNamespace(cache=c), SimpleNamespace(cache=_two_way())])
+    assert l2_dirty_share(two) == 0.125   # a share of every slice's lines
 
 
 def test_warming_leaves_a_set_whose_ways_wait_for_fills():

@@ -84,3 +84,16 @@ def test_the_sampler_keys_sampled_runs_and_not_full_detail_ones():
     assert "sampler" not in run(None).to_dict()
     back = RunParams.from_dict(run(spec, sampler="s1").to_dict())
     assert back.key() == run(spec, sampler="s1").key()                # a stored run keeps its key
+
+
+def test_files_generated_inside_the_package_are_not_hashed(tmp_path):
+    """The CUDA runtime's build (cudart/lib, made on the first `tlpsim exec`) is not a
+    source: a checkout keeps its keys once it has run a CUDA program."""
+    copy, digest = _copy_and_digest(tmp_path)
+    before = digest()
+    lib = copy / "cudart" / "lib" / "toolkit" / "include"
+    lib.mkdir(parents=True)
+    (lib / "cuda_runtime_api.h").write_text("/* generated */\n")
+    assert digest() == before
+    (copy / "cudart" / "shim.h").write_text("/* a source */\n")
+    assert digest()[0] != before[0]

@@ -196,6 +196,21 @@ def first_unlike(window: tuple[np.ndarray, np.ndarray], after: tuple[np.ndarray,
     return int(hit[0]) if hit.size else n
 
 
+def l2_dirty_share(mem: Any) -> float:
+    """The share of memory system `mem`'s L2 lines that are dirty (read from the slices'
+    tag state): what decides how much of the L2's later allocation is written back."""
+    dirty = capacity = 0
+    for sl in mem.slices:
+        cache = sl.cache
+        capacity += cache.n_sets * cache.assoc
+        for s in range(cache.n_sets):
+            for addr in cache.set_lines(s):
+                st = cache.state(addr)
+                if st is not None and st[1]:
+                    dirty += 1
+    return dirty / capacity if capacity else 0.0
+
+
 def warm_l2(mem: Any, static: Any, trace: Any, w0: int, w1: int) -> int:
     """Functional warming: apply the global line accesses of the trace's warps [w0, w1)
     (instructions `static`, a StaticKernel) to the L2 of memory system `mem`, as a full
@@ -324,7 +339,7 @@ class WaveSampler:
         snap = {"sm": [sm.collect(now) for sm in gpu.sms], "mem": gpu.mem.counters(),
                 "sm_parts": [sm.part_counters() for sm in gpu.sms], "plugins": counts,
                 "energy_events": dict(gpu.energy_events)}
-        return (now, issued, tracked, snap, gpu.mem.l2_dirty_share())
+        return (now, issued, tracked, snap, l2_dirty_share(gpu.mem))
 
     def _skip(self, run: Any, st: _LaunchState, wave: int, span: int) -> None:
         st.decided = True

@@ -42,6 +42,10 @@ OUTSIDE_PARTS = {
     "_core_build.json": "the compiled core's build record", "__init__.py": "re-exports",
 }
 _SUFFIXES = {".py", ".cu", ".cuh", ".h", ".toml", ".ptx"}
+#: generated inside the package, not sources: the CUDA runtime library's build and its
+#: toolkit headers (tlpsim.cudart.build, made on the first `tlpsim exec`); hashing them
+#: made a checkout's keys change once it had run a CUDA program
+_GENERATED = ("cudart/lib",)
 
 
 #: what only a sampled run executes (tlpsim.session imports it when sampling is on)
@@ -60,12 +64,17 @@ def sampler_fingerprint() -> str:
     return _digest(SAMPLER_PARTS)
 
 
+def _generated(rel: Path) -> bool:
+    return any(rel.as_posix().startswith(g + "/") for g in _GENERATED)
+
+
 def _digest(parts: tuple[str, ...]) -> str:
     root = Path(__file__).resolve().parent.parent
     h = hashlib.sha256()
     for part in parts:
         p = root / part
-        files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file() and f.suffix in _SUFFIXES)
+        files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file() and f.suffix in _SUFFIXES
+                                               and not _generated(f.relative_to(root)))
         for f in files:
             h.update(str(f.relative_to(root)).encode())
             h.update(b"\0")

@@ -146,12 +146,6 @@ class MemorySystem:
         for line, mask, kind in zip(lines, masks, kinds):
             slices[part(line)].warm(line, mask, kind)
 
-    def l2_dirty_share(self) -> float:
-        """The share of the L2's lines that are dirty: the state that decides how much of
-        its later allocation is written back (a sampled run waits for it to settle)."""
-        capacity = sum(s.cache.n_sets * s.cache.assoc for s in self.slices)
-        return sum(s.cache.dirty_lines() for s in self.slices) / capacity if capacity else 0.0
-
     def side_of_partition(self, p: int) -> int:
         """Which L2 half memory channel `p` and its slices belong to (l2.far_latency)."""
         return 0 if 2 * p < self.n_parts else 1

@@ -261,14 +261,6 @@ class CacheArray:
     def __len__(self) -> int:
         return len(self._lines)
 
-    def dirty_lines(self) -> int:
-        """Lines holding a sector newer than the next level (what evictions write back)."""
-        n = 0
-        for ln in self._lines.values():
-            if ln.dirty:
-                n += 1
-        return n
-
     def state(self, addr: int) -> tuple[int, int, int] | None:
         """(valid, dirty, reserved) sector masks of the line, or None if absent."""
         ln = self._lines.get(addr)
