@@ -152,18 +152,9 @@ class TimingSession:
         ks = self.kernel_sampler
         group = None
         if ks is not None and len(launches) == 1:
-            from tlpsim.sampling.kernels import group_key
-
-            fn, space_of, trace, regs, smem = launches[0][:5]
-            group = ks.group_of(group_key(getattr(fn, "name", trace.kernel), trace.grid, trace.block, regs, smem),
-                                trace.warp_instructions)
-            if not ks.needs_detail(group):
-                from tlpsim.sampling.waves import warm_l2
-
-                stats, record = ks.project(group, trace.kernel, trace.warp_instructions, trace.thread_instructions)
-                # functional warming: the L2 holds what the projected launch would have left there
-                sk = self._static_kernel(fn, space_of, regs, launches[0][6] if len(launches[0]) > 6 else None)
-                record["warmed_l2_lines"] = warm_l2(self.gpu.mem, sk, trace, 0, trace.n_warps)
+            group, projected = ks.consider(launches[0], self._static_kernel, self.gpu.mem)
+            if projected is not None:
+                stats, record = projected
                 self.last_sampling = [record]
                 return [stats]
         out = self._simulate_many(launches)

@@ -40,7 +40,17 @@ def test_grouping_by_kernel_shape_and_instruction_count():
     assert ks.group_of(other_grid, 10_000) is not a
     other_regs = group_key("k", (64, 1, 1), (256, 1, 1), 21, 0)
     assert ks.group_of(other_regs, 10_000) is not a
-    assert a.label() == "k grid 64x1x1 block 256x1x1 ~10000 warp insts"
+    assert a.label() == "k grid 64x1x1 block 256x1x1 ~10000 warp insts, ~0 line accesses"
+
+
+def test_grouping_by_line_accesses_too():
+    ks = KernelSampler(SamplingSpec("kernels", 0.02))
+    a = ks.group_of(KEY, 208, 518)
+    assert ks.group_of(KEY, 208, 508) is a          # within 2 % of the first member's 518 lines
+    b = ks.group_of(KEY, 208, 507)                  # the same instructions over fewer lines: other work
+    assert b is not a and b.lines == 507
+    assert ks.group_of(KEY, 208, 500) is b
+    assert "~507 line accesses" in b.label()
 
 
 def test_two_representatives_then_projection():
