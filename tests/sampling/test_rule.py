@@ -39,10 +39,13 @@ def test_stability_checks_tracked_counter_rates_per_instruction():
     assert not stable_window(drifting, 3, 0.02)  # same IPC, but the tracked rate moves 13 %
 
 
-def test_settled_is_absolute_in_shares_of_a_capacity():
+def test_settled_is_the_net_move_in_shares_of_a_capacity():
     assert settled([0.90, 0.91, 0.89], 0.02)
     assert settled([0.0, 0.0], 0.02)
-    assert not settled([0.50, 0.55], 0.02)      # 2.5 points off the mean
+    assert not settled([0.50, 0.55], 0.02)              # moved 5 points
+    assert not settled([0.28, 0.49, 0.73, 0.91], 0.02)  # filling
+    # cutcp under BCS+SCA: the share swings with the CTAs in flight, without a trend
+    assert settled([0.475, 0.493, 0.534, 0.483], 0.02)
 
 
 def test_stability_waits_for_the_l2s_dirty_share_to_settle():

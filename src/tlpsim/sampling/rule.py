@@ -64,15 +64,17 @@ class Wave:
 
 
 def settled(levels: Sequence[float], tolerance: float) -> bool:
-    """Shares of a capacity (0..1) all within `tolerance` of it from their mean."""
-    mean = sum(levels) / len(levels)
-    return all(abs(v - mean) <= tolerance for v in levels)
+    """A share of a capacity (0..1) read at successive boundaries has moved by at most
+    `tolerance` of the capacity from the first to the last: a trend (a cache filling
+    with dirty lines) is not settled; its swing from one boundary to the next (the
+    lines of the CTAs that happen to be in flight) is not a trend."""
+    return abs(levels[-1] - levels[0]) <= tolerance
 
 
 def stable_window(waves: Sequence[Wave], window: int, tolerance: float) -> bool:
     """The stability rule: the last `window` waves' IPCs, and each tracked counter's
     rate per warp instruction, all lie within `tolerance` of their means; and the
-    L2's dirty share at their boundaries within `tolerance` (of the L2) of its mean.
+    L2's dirty share has moved by at most `tolerance` (of the L2) over them.
     While the L2 fills with dirty lines its writes are absorbed, and the write-backs
     that later waves pay are in no wave yet: the rates are steady only once it is."""
     if len(waves) < window:
