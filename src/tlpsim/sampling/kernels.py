@@ -22,6 +22,7 @@ from typing import Any
 
 from tlpsim.sampling.rule import project_kernel
 from tlpsim.sampling.spec import SamplingSpec
+from tlpsim.sampling.waves import cta_work, warm_l2
 
 REPRESENTATIVES = 2
 
@@ -74,8 +75,6 @@ class KernelSampler:
         A projected launch warms the L2 (`mem`) with all its global accesses, as it
         would have left it; `static_kernel(fn, space_of, regs, analyzed)` gives its
         instructions."""
-        from tlpsim.sampling.waves import cta_work, warm_l2
-
         fn, space_of, trace, regs, smem = launch[:5]
         n_ctas = trace.n_warps // max(trace.warps_per_cta, 1)
         g = self.group_of(group_key(getattr(fn, "name", trace.kernel), trace.grid, trace.block, regs, smem),

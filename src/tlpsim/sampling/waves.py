@@ -119,6 +119,19 @@ _L2_SPACES = np.array([SPACE_CODES["global"], SPACE_CODES["generic"]])
 _KINDS = (READ, WRITE, ATOMIC)
 
 
+def _global_rows(p: Any, r0: int, r1: int) -> tuple[np.ndarray, np.ndarray, MemRows, np.ndarray]:
+    """The trace rows [r0, r1) of piece `p` that access global memory: their positions
+    from r0, their memory rows, the LD/ST unit's line table of the piece (`MemRows`),
+    and each row's line accesses."""
+    mem = np.asarray(p.mem[r0:r1]).astype(np.int64)
+    at = np.flatnonzero(mem >= 0)
+    at = at[np.isin(np.asarray(p.mem_space)[mem[at]], _L2_SPACES)]
+    rows = mem[at]
+    table = MemRows(p)
+    offs = np.asarray(table.line_offsets, dtype=np.int64)
+    return at, rows, table, offs[rows + 1] - offs[rows]
+
+
 def trace_accesses(trace: Any, w0: int, w1: int, is_store: np.ndarray, is_atomic: np.ndarray):
     """The global-memory line accesses of the trace's warps [w0, w1), warp by warp in
     trace order: (128-byte line addresses, sector masks, kinds READ/WRITE/ATOMIC), as
@@ -127,16 +140,11 @@ def trace_accesses(trace: Any, w0: int, w1: int, is_store: np.ndarray, is_atomic
     accesses never reach the L2 as such and are left out."""
     lines, masks, kinds = [], [], []
     for p, r0, r1 in _piece_rows(trace, w0, w1):
-        mem = np.asarray(p.mem[r0:r1])
-        sel = mem >= 0
-        rows, pcs = mem[sel].astype(np.int64), np.asarray(p.pc[r0:r1])[sel].astype(np.int64)
-        keep = np.isin(np.asarray(p.mem_space)[rows], _L2_SPACES)
-        rows, pcs = rows[keep], pcs[keep]
+        at, rows, table, counts = _global_rows(p, r0, r1)
         if not rows.size:
             continue
-        table = MemRows(p)
+        pcs = np.asarray(p.pc[r0:r1])[at].astype(np.int64)
         offs = np.asarray(table.line_offsets, dtype=np.int64)
-        counts = offs[rows + 1] - offs[rows]
         # each kept row's lines, in row order: offs[row] + 0 .. counts - 1
         idx = np.repeat(offs[rows] - np.concatenate(([0], np.cumsum(counts)[:-1])), counts) + np.arange(
             int(counts.sum()))
@@ -164,14 +172,9 @@ def cta_work(trace: Any, c0: int, c1: int) -> tuple[np.ndarray, np.ndarray]:
         b = np.searchsorted(offs, r1, side="left")
         at = first + a - w0
         insts[at:at + (b - a)] = np.diff(offs[a:b + 1])
-        mem = np.asarray(p.mem[r0:r1]).astype(np.int64)
-        table = MemRows(p)
-        loff = np.asarray(table.line_offsets, dtype=np.int64)
+        rows_at, _, _, row_lines = _global_rows(p, r0, r1)
         counts = np.zeros(r1 - r0, dtype=np.int64)
-        sel = mem >= 0
-        rows = mem[sel]
-        glob = np.isin(np.asarray(p.mem_space)[rows], _L2_SPACES)
-        counts[np.flatnonzero(sel)[glob]] = (loff[rows + 1] - loff[rows])[glob]
+        counts[rows_at] = row_lines
         cum = np.concatenate(([0], np.cumsum(counts)))
         lines[at:at + (b - a)] = cum[offs[a + 1:b + 1] - r0] - cum[offs[a:b] - r0]
     return insts.reshape(-1, wpc).sum(axis=1), lines.reshape(-1, wpc).sum(axis=1)
@@ -198,7 +201,10 @@ def first_unlike(window: tuple[np.ndarray, np.ndarray], after: tuple[np.ndarray,
 
 def l2_dirty_share(mem: Any) -> float:
     """The share of memory system `mem`'s L2 lines that are dirty (read from the slices'
-    tag state): what decides how much of the L2's later allocation is written back."""
+    tag state): what decides how much of the L2's later allocation is written back.
+    (Through the caches' public read-only interface; it belongs on MemorySystem, and
+    moves there with the next change to the timing model, which re-keys every full
+    run anyway.)"""
     dirty = capacity = 0
     for sl in mem.slices:
         cache = sl.cache
