@@ -174,11 +174,12 @@ def test_ccws_keeps_low_score_warps_from_issuing_loads_only():
     c.score[0] = (300.0, 0)                              # A lost locality: 300 vs cutoff 200
     c.hot_until = 200
     assert c.allowed(0) == {0}                           # B starts at 300 >= 200 in the stack
-    port.pcs = {0: 1, 1: 0}                              # A at an ALU op, B at a load
-    assert c.choose([a, b], 0) is a and c.counts.load_blocks == 1
-    assert list(c.order([b], 0)) == []                   # B's load may not issue
-    port.pcs = {0: 0, 1: 1}                              # B at an ALU op: it may issue
-    assert c.choose([b], 1) is b
+    port.pcs = {0: 1, 1: 1}                              # both at an ALU op: B may issue
+    assert c.choose([b], 0) is b and c.counts.load_blocks == 0
+    c.on_issue(b, 0, False)
+    port.pcs = {0: 1, 1: 0}                              # then A at an ALU op, B at a load
+    assert c.choose([a, b], 1) is a and c.counts.load_blocks == 1
+    assert list(c.order([b], 1)) == []                   # B's load may not issue
     assert c.allowed(150) == {0, 1}                      # A decayed to 150: 150 < 200, B fits
     assert c.allowed(200) is None                        # all back at the base: no throttling
 

@@ -108,6 +108,12 @@ class CacheConsciousWavefront(GreedyThenOldest):
         self.vta_hit_total = 0
         self.issued_total = 0
         self._static: dict[int, Any] = {}
+        # Caches that keep choose() from re-deriving per call what has not changed (the
+        # choices are those of the plain rule: tests/policies/test_ccws_fast.py):
+        self._version = 0                             # bumped whenever a score or the warp set changes
+        self._allowed_key = (-1, -1)                  # (cycle, version) `_allowed` was computed for
+        self._allowed: set[int] = set()
+        self._next_load: dict[int, tuple[int, bool]] = {}  # slot -> (age, its next instruction is a load)
 
     # ------------------------------------------------------------ warps
 
@@ -118,11 +124,14 @@ class CacheConsciousWavefront(GreedyThenOldest):
         self.vta[warp.slot] = VictimTags(p.vta_entries, p.vta_assoc, p.line_bytes)
         self.age_of[warp.slot] = warp.age
         self.score[warp.slot] = (float(p.base_score), now)
+        self._version += 1
 
     def on_finish(self, slot: int) -> None:
         self.vta.pop(slot, None)
         self.age_of.pop(slot, None)
         self.score.pop(slot, None)
+        self._next_load.pop(slot, None)
+        self._version += 1
 
     def on_kernel_start(self, kernel: KernelInfo, now: int) -> None:
         self.owner.clear()  # the L1D is flushed between launches
@@ -154,37 +163,62 @@ class CacheConsciousWavefront(GreedyThenOldest):
         step = self.vta_hit_total / max(self.issued_total, 1) * p.k_throttle * cutoff
         new = self.current_score(slot, now) + step
         self.score[slot] = (new, now)
+        self._version += 1
         self.hot_until = max(self.hot_until, now + int((new - p.base_score) // p.decay) + 1)
 
     def allowed(self, now: int) -> set[int] | None:
         """Slots of my warps that may issue loads now (None: all of them)."""
         if now >= self.hot_until:
             return None
+        key = (now, self._version)
+        if key == self._allowed_key:  # choose() and order() in one cycle, scores unchanged
+            return self._allowed
+        base = float(self.params.base_score)
+        decay = self.params.decay
         cutoff = len(self.score) * self.params.base_score
-        stack = sorted(self.score, key=lambda s: (-self.current_score(s, now), self.age_of.get(s, 0)))
-        out, below = set(), 0.0
-        for s in stack:  # highest score at the bottom of the stack: a warp keeps the L1D while it starts below the cutoff
+        age_of = self.age_of
+        # each score once (current_score's arithmetic); ages are unique, so the slot
+        # never decides the order and the stack is the one sorted by (-score, age)
+        ranked = [(-max(base, s - decay * (now - t)), age_of.get(slot, 0), slot) for slot, (s, t) in self.score.items()]
+        ranked.sort()
+        out: set[int] = set()
+        below = 0.0
+        for neg, _, slot in ranked:  # highest score at the bottom of the stack: a warp keeps the L1D while it starts below the cutoff
             if below >= cutoff:
                 break
-            out.add(s)
-            below += self.current_score(s, now)
+            out.add(slot)
+            below += -neg
+        self._allowed_key = key
+        self._allowed = out
         return out
 
     # ------------------------------------------------------------ choice
 
     def _is_load(self, w: WarpView) -> bool:
+        # a warp's next instruction changes only when it issues (on_issue drops the
+        # entry); the age tells a new warp in the same slot from the one cached
+        cached = self._next_load.get(w.slot)
+        if cached is not None and cached[0] == w.age:
+            return cached[1]
         static = self._static.get(w.kid)
         if static is None:
             static = self._static[w.kid] = self.port.kernel(w.kid).static
         pc = self.port.warp_pc(w.slot)
         si = static.instrs[pc] if pc >= 0 else None
-        return si is not None and si.kind == K_MEM and si.long_wait
+        load = si is not None and si.kind == K_MEM and si.long_wait
+        self._next_load[w.slot] = (w.age, load)
+        return load
 
     def _permitted(self, ready: Sequence[WarpView], now: int) -> Sequence[WarpView]:
+        if now >= self.hot_until:
+            return ready
+        is_load = self._is_load
+        if not any(is_load(w) for w in ready):  # no load to hold back: the stack does not matter
+            return ready
         ok = self.allowed(now)
         if ok is None:
             return ready
-        return [w for w in ready if w.slot in ok or not self._is_load(w)]
+        return [w for w in ready if w.slot in ok or not is_load(w)]
 
     def choose(self, ready: Sequence[WarpView], now: int) -> WarpView | None:
         permitted = self._permitted(ready, now)
@@ -198,3 +232,4 @@ class CacheConsciousWavefront(GreedyThenOldest):
     def on_issue(self, warp: WarpView, now: int, long_latency: bool) -> None:
         super().on_issue(warp, now, long_latency)
         self.issued_total += 1
+        self._next_load.pop(warp.slot, None)
