@@ -64,7 +64,8 @@ def validate_sampling(workloads: str | None, size: str, db_path: str, mode: str,
     s = report.summary(rows)
     echo(f"{s['pairs']} pairs compared ({s['failed']} failed): mean |error| {s['mean_abs_error_pct']:.2f} %, "
          f"max {s['max_abs_error_pct']:.2f} %, coverage {s['coverage'] * 100:.0f} %, timing speed-up "
-         f"{s['timing_speedup_geomean']:.2f}x (geomean), end-to-end {s['e2e_speedup_geomean']:.2f}x")
+         f"{s['timing_speedup_geomean']:.2f}x (geomean), end-to-end {s['e2e_speedup_geomean']:.2f}x, "
+         f"{s['detail_speedup_geomean']:.2f}x by the detail share")
     if doc:
         page = Path(doc)
         fig = page.parent / "figures" / "sampling_scatter.png"

@@ -107,6 +107,7 @@ def test_page_summary_and_partial_notice(tmp_path):
     s = summary(rows)
     assert s["mean_abs_error_pct"] == pytest.approx(1.5) and s["max_abs_error_pct"] == pytest.approx(2.0)
     assert s["coverage"] == 1.0 and s["timing_speedup_geomean"] == pytest.approx((4 * 2) ** 0.5)
+    assert s["detail_speedup_geomean"] == pytest.approx(4.0)   # a quarter of each run in detail
     text = markdown(rows, 10, "study", SamplingSpec("all"), "tlpsim validate --sampling", 60.0, "figures/x.png")
     assert "**Partial**: 2 of the 10 planned points" in text and "about 0.2 CPU-hours" in text
     doc = tmp_path / "sampling.md"
