@@ -76,10 +76,15 @@ def test_wave_projection_exact():
     window = [Wave(1000, 100), Wave(1000, 110), Wave(1000, 90)]   # 300 cycles per 3000 insts
     p = project_waves(window, 6000, 0.02, 0.95)
     assert p.cycles == 600
-    # CPIs 0.10, 0.11, 0.09: sd 0.01, mean 0.10 -> t(2) 4.303 x 0.01/sqrt(3)/0.10 + 0.02
-    rel = 4.303 * 0.01 / math.sqrt(3) / 0.10 + 0.02
+    # CPIs 0.10, 0.11, 0.09: sd 0.01, mean 0.10; 6000 insts are 6 waves of 1000 ->
+    # t(2) 4.303 x 0.01/0.10 x sqrt(1/3 + 1/6) + 0.02 (a prediction of 6 waves from 3)
+    rel = 4.303 * 0.01 / 0.10 * math.sqrt(1 / 3 + 1 / 6) + 0.02
     assert p.low == math.floor(600 * (1 - rel)) and p.high == math.ceil(600 * (1 + rel))
-    assert (p.low, p.high) == (438, 762)
+    assert (p.low, p.high) == (405, 795)
+    # one skipped wave: its own spread dominates, twice the mean's alone (sqrt(4/3) vs sqrt(1/3))
+    one = project_waves(window, 1000, 0.0, 0.95)
+    assert (one.low, one.high) == (math.floor(100 * (1 - 4.303 * 0.1 * math.sqrt(4 / 3))),
+                                   math.ceil(100 * (1 + 4.303 * 0.1 * math.sqrt(4 / 3))))
     assert project_waves(window, 0, 0.02, 0.95) == Projection(0, 0, 0)
 
 

@@ -118,10 +118,14 @@ class Projection:
 
 def project_waves(window: Sequence[Wave], skipped_insts: int, tolerance: float, confidence: float) -> Projection:
     """Cycles of `skipped_insts` warp instructions at the rate of the waves `window`
-    (their total instructions over their total cycles). Half-width: the t-interval of
-    the mean of the waves' cycles per instruction (the sampling error of n waves) plus
-    `tolerance` of the estimate (the drift the rule admits between the waves seen and
-    those never simulated)."""
+    (their total instructions over their total cycles). Half-width: the t prediction
+    interval of the skipped waves' mean cycles per instruction -- the skipped waves are
+    themselves samples of the wave-to-wave spread, not only the k waves whose mean
+    estimates it: relative to the mean, t(k-1) x sd x sqrt(1/k + 1/S) for S skipped
+    waves' worth of instructions -- plus `tolerance` of the estimate (the drift the
+    rule admits between the waves seen and those never simulated). A confidence
+    interval of the mean alone (sqrt(1/k)) is too narrow for one or two skipped waves,
+    which is most of a `study` launch's skips."""
     insts = sum(w.insts for w in window)
     cycles = sum(w.cycles for w in window)
     if skipped_insts <= 0:
@@ -133,7 +137,9 @@ def project_waves(window: Sequence[Wave], skipped_insts: int, tolerance: float, 
     k = len(cpis)
     mean = sum(cpis) / k
     sd = math.sqrt(sum((c - mean) ** 2 for c in cpis) / (k - 1)) if k > 1 else 0.0
-    rel = (t_quantile(confidence, k - 1) * sd / math.sqrt(k) / mean if k > 1 and mean else 0.0) + tolerance
+    skipped_waves = skipped_insts * k / insts
+    rel = (t_quantile(confidence, k - 1) * sd / mean * math.sqrt(1 / k + 1 / skipped_waves)
+           if k > 1 and mean else 0.0) + tolerance
     return _interval(est, rel)
 
 
