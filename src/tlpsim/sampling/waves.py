@@ -119,17 +119,17 @@ _L2_SPACES = np.array([SPACE_CODES["global"], SPACE_CODES["generic"]])
 _KINDS = (READ, WRITE, ATOMIC)
 
 
-def _global_rows(p: Any, r0: int, r1: int) -> tuple[np.ndarray, np.ndarray, MemRows, np.ndarray]:
+def _global_rows(p: Any, r0: int, r1: int) -> tuple[np.ndarray, np.ndarray, MemRows, np.ndarray, np.ndarray]:
     """The trace rows [r0, r1) of piece `p` that access global memory: their positions
     from r0, their memory rows, the LD/ST unit's line table of the piece (`MemRows`),
-    and each row's line accesses."""
+    its rows' first-line offsets, and each selected row's line accesses."""
     mem = np.asarray(p.mem[r0:r1]).astype(np.int64)
     at = np.flatnonzero(mem >= 0)
     at = at[np.isin(np.asarray(p.mem_space)[mem[at]], _L2_SPACES)]
     rows = mem[at]
     table = MemRows(p)
     offs = np.asarray(table.line_offsets, dtype=np.int64)
-    return at, rows, table, offs[rows + 1] - offs[rows]
+    return at, rows, table, offs, offs[rows + 1] - offs[rows]
 
 
 def trace_accesses(trace: Any, w0: int, w1: int, is_store: np.ndarray, is_atomic: np.ndarray):
@@ -140,11 +140,10 @@ def trace_accesses(trace: Any, w0: int, w1: int, is_store: np.ndarray, is_atomic
     accesses never reach the L2 as such and are left out."""
     lines, masks, kinds = [], [], []
     for p, r0, r1 in _piece_rows(trace, w0, w1):
-        at, rows, table, counts = _global_rows(p, r0, r1)
+        at, rows, table, offs, counts = _global_rows(p, r0, r1)
         if not rows.size:
             continue
         pcs = np.asarray(p.pc[r0:r1])[at].astype(np.int64)
-        offs = np.asarray(table.line_offsets, dtype=np.int64)
         # each kept row's lines, in row order: offs[row] + 0 .. counts - 1
         idx = np.repeat(offs[rows] - np.concatenate(([0], np.cumsum(counts)[:-1])), counts) + np.arange(
             int(counts.sum()))
@@ -172,7 +171,7 @@ def cta_work(trace: Any, c0: int, c1: int) -> tuple[np.ndarray, np.ndarray]:
         b = np.searchsorted(offs, r1, side="left")
         at = first + a - w0
         insts[at:at + (b - a)] = np.diff(offs[a:b + 1])
-        rows_at, _, _, row_lines = _global_rows(p, r0, r1)
+        rows_at, _, _, _, row_lines = _global_rows(p, r0, r1)
         counts = np.zeros(r1 - r0, dtype=np.int64)
         counts[rows_at] = row_lines
         cum = np.concatenate(([0], np.cumsum(counts)))

@@ -216,8 +216,7 @@ class CacheConsciousWavefront(GreedyThenOldest):
         if not any(is_load(w) for w in ready):  # no load to hold back: the stack does not matter
             return ready
         ok = self.allowed(now)
-        if ok is None:
-            return ready
+        assert ok is not None  # hot (checked above): allowed() gives the stack's set
         return [w for w in ready if w.slot in ok or not is_load(w)]
 
     def choose(self, ready: Sequence[WarpView], now: int) -> WarpView | None:
