@@ -383,7 +383,7 @@ class DramChannel(Component):
         s = self.stats
         if b.open_row == txn.row:
             s.row_hits += 1
-            s.bank_row_hits[b.idx] += 1
+            s.bank_row_hits[b.idx] = s.bank_row_hits[b.idx] + 1
         elif b.open_row < 0:
             s.row_misses += 1
         else:
@@ -495,12 +495,12 @@ class DramChannel(Component):
             b.next_act = cycle + self.tRC
             self._act_ok = cycle + self.tRRD
             s.activates += 1
-            s.bank_activates[b.idx] += 1
+            s.bank_activates[b.idx] = s.bank_activates[b.idx] + 1
         else:
             b.open_row = -1
             b.next_act = max(b.next_act, cycle + self.tRP)
             s.precharges += 1
-            s.bank_precharges[b.idx] += 1
+            s.bank_precharges[b.idx] = s.bank_precharges[b.idx] + 1
 
     def _issue_col(self, b: _Bank, cycle: int) -> None:
         s, txn, g = self.stats, b.cur, b.group
@@ -511,7 +511,7 @@ class DramChannel(Component):
             b.next_pre = max(b.next_pre, cycle + self.tWTP)
             start = cycle + self.tWL
             s.write_bursts += 1
-            s.bank_writes[b.idx] += 1
+            s.bank_writes[b.idx] = s.bank_writes[b.idx] + 1
         else:
             if txn.done_bursts == 0:
                 self._reads_owed += 1
@@ -520,7 +520,7 @@ class DramChannel(Component):
             self._grp_pre_ok[g] = max(self._grp_pre_ok[g], cycle + self.tRTPL)
             start = cycle + self.tCL
             s.read_bursts += 1
-            s.bank_reads[b.idx] += 1
+            s.bank_reads[b.idx] = s.bank_reads[b.idx] + 1
         self._bus_free = start + self.tBurst
         s.busy_bus_cycles += self.tBurst
         s.bytes += self.atom_bytes

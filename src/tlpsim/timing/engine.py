@@ -13,12 +13,16 @@ skipped cycles (see `Component.skipped`).
 
 from __future__ import annotations
 
-from heapq import heappop, heappush
+import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
 from mypy_extensions import mypyc_attr
+
+# Final: the compiled core keeps them in C statics instead of a module-dictionary lookup per call
+heappush: Final = heapq.heappush
+heappop: Final = heapq.heappop
 
 FS_PER_US: Final = 10**9
 
@@ -151,7 +155,9 @@ class Engine:
             self._last_t = -1  # its list is about to leave the dictionary
         while timers and timers[0] <= t_fs:
             t = heappop(timers)
-            for k in by_time.pop(t):
+            ks = by_time[t]  # (index and del: the compiled core calls dict.pop as a Python method)
+            del by_time[t]
+            for k in ks:
                 if not comps[k].passive:
                     self._live_timers -= 1
                 active |= 1 << k

@@ -4,7 +4,7 @@ input port through which a queue reports arrivals to its crossbar."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from tlpsim.timing.engine import Component, Engine
 from tlpsim.timing.mem_types import HEADER_BYTES, WRITE, MemRequest, popcount
@@ -12,6 +12,9 @@ from tlpsim.timing.queues import TimedQueue
 
 if TYPE_CHECKING:
     from tlpsim.timing.icnt import Crossbar
+
+# a FlitQueue entry: (ready time fs, packet, flits)
+_Entry = tuple[int, Any, int]
 
 LINE_BYTES: Final = 128
 SECTOR_BYTES: Final = 32
@@ -125,16 +128,26 @@ class FlitQueue(TimedQueue):
                 return eng.now
         return None
 
+    def _now(self) -> int:
+        """The engine's time, -1 while the queue does not know its engine: a plain int,
+        not `_engine_now`'s optional one, which the compiled core boxes on every call."""
+        e = self._engine
+        if e is not None:
+            return e.now
+        t = self._engine_now()
+        return -1 if t is None else t
+
     def held_units(self) -> int:
         """Flits not reusable now: queued packets plus what was popped this time step."""
-        if self._freed and self._engine_now() == self._free_t:
+        # (_freed > 0 only after a pop that knew the time, so -1 never matches _free_t then)
+        if self._freed and self._now() == self._free_t:
             return self.used_flits + self._freed
         return self.used_flits
 
     def can_push(self, item: Any = None) -> bool:
         need = self.max_packet_flits if item is None else self._sizes.of(item)
         used = self.used_flits
-        held = used + self._freed if self._freed and self._engine_now() == self._free_t else used
+        held = used + self._freed if self._freed and self._now() == self._free_t else used
         if held + need <= self.capacity:
             return True
         self.full_refusals += 1
@@ -142,7 +155,9 @@ class FlitQueue(TimedQueue):
         if used + need <= self.capacity and p is not None and p.engine is not None:
             # refused only because of this step's pops: the room is there next cycle
             d = p.domain
-            now = self._engine_now() or 0
+            now = self._now()
+            if now < 0:
+                now = 0
             p.engine.wake_at_time(p, (now // d.period_fs + 1) * d.period_fs)
         return False
 
@@ -165,21 +180,24 @@ class FlitQueue(TimedQueue):
 
     def head_flits(self) -> int:
         """Flits of the head packet."""
-        return self._items[0][2]
+        return cast(_Entry, self._items[0])[2]
 
     def pop(self) -> Any:
         blocking = self.capacity - self.used_flits < self.max_packet_flits
         items = self._items
-        _, item, f = items.popleft()
-        self._head_t = items[0][0] if items else -1
+        # (typed: unpacking the deque's untyped entry is the generic iterator protocol)
+        entry = cast(_Entry, items.popleft())
+        item = entry[1]
+        f = entry[2]
+        self._head_t = cast(_Entry, items[0])[0] if items else -1
         self.used_flits -= f
-        now = self._engine_now()
-        if now is not None:
+        now = self._now()
+        if now >= 0:
             if now != self._free_t:
                 self._free_t, self._freed = now, 0
             self._freed += f
         if blocking:
-            self._wake_producer(now)
+            self._wake_producer(now if now >= 0 else 0)
         return item
 
 

@@ -43,10 +43,10 @@ skipped cycles are back-filled in `skipped()`.
 from __future__ import annotations
 
 import math
-from heapq import heappop, heappush
+import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from tlpsim.timing.engine import ClockDomain, Component
 from tlpsim.timing.flits import (  # noqa: F401 - re-exported: the crossbar's queues live in flits.py
@@ -60,6 +60,10 @@ from tlpsim.timing.flits import (  # noqa: F401 - re-exported: the crossbar's qu
 )
 from tlpsim.timing.mem_types import MemRequest
 from tlpsim.timing.queues import TimedQueue
+
+# Final: the compiled core keeps them in C statics instead of a module-dictionary lookup per call
+heappush: Final = heapq.heappush
+heappop: Final = heapq.heappop
 
 ARBITERS = ("rr", "round_robin", "islip", "random")
 # GPUDuet §4.1: interconnect utilisation is reported against the sustainable
@@ -279,13 +283,14 @@ class Crossbar(Component):
                 raise ValueError(f"crossbar {self.name}: route() sent a packet from input {i} to output {o}, "
                                  f"outside 0..{self.n_outputs - 1}")
             self._requesting[i] = True
-            self._req_in[o] |= 1 << i
-            self._req_n[o] += 1
+            # (item = item op x: an augmented list item is generic arithmetic in the compiled core)
+            self._req_in[o] = self._req_in[o] | 1 << i
+            self._req_n[o] = self._req_n[o] + 1
             self._req_outs |= 1 << o
 
     def _deliver(self, cyc: int, o: int, units: int, pkt: Any, arrival: int, now: int) -> None:
         self.outputs[o].push(pkt, now)
-        self._reserved[o] -= units
+        self._reserved[o] = self._reserved[o] - units
         st = self.stats
         lat = cyc + 1 - arrival
         st.delivered += 1
@@ -303,7 +308,9 @@ class Crossbar(Component):
         dc = self._delivery_cycles
         while dc and dc[0] <= cycle:
             c = heappop(dc)
-            for o, units, pkt, arrival in self._deliveries.pop(c):
+            bucket = self._deliveries[c]  # (index and del: dict.pop is a Python method call compiled)
+            del self._deliveries[c]
+            for o, units, pkt, arrival in bucket:
                 self._n_deliveries -= 1
                 self._deliver(c, o, units, pkt, arrival, now)
         in_bits, out_bits = self._in_bits, self._out_bits
@@ -434,7 +441,7 @@ class Crossbar(Component):
             self._requesting[i] = False
             self._busy_in[i] = True
             held_out[o] = True
-            reserved[o] += units
+            reserved[o] = reserved[o] + units
             self._ptr[o] = (i + 1) % self.n_inputs
             if self._speedup == 1.0:
                 end = done = cycle + f
@@ -468,8 +475,8 @@ class Crossbar(Component):
             st.packets += 1
             st.flits += f
             st.bytes += sizes.bytes_of(pkt)
-            st.input_busy[i] += f
-            st.output_busy[o] += f
+            st.input_busy[i] = st.input_busy[i] + f
+            st.output_busy[o] = st.output_busy[o] + f
         st.contention_stalls += contention
         st.backpressure_stalls += backpressure
         self._wait_contention, self._wait_backpressure = contention, backpressure

@@ -188,15 +188,17 @@ class LdstUnit:
             progress = True
         self.stalled = False
         pipe = self.l1pipe
-        if pipe and pipe[0][0] <= now:  # one tag lookup per cycle at the pipeline's end
-            _, ins, line, mask = pipe[0]
-            if self._lookup(ins, line, mask, now):
-                pipe.popleft()
-                progress = True
-            else:  # blocked until a fill or a free miss-queue slot (both wake the SM)
-                self.stalled = True
-                self.sm.note_stall("l1d_reservation_fail")
-                return progress
+        if pipe:
+            # (the head read once: a deque index is a generic lookup in the compiled core)
+            due, ins, line, mask = pipe[0]
+            if due <= now:  # one tag lookup per cycle at the pipeline's end
+                if self._lookup(ins, line, mask, now):
+                    pipe.popleft()
+                    progress = True
+                else:  # blocked until a fill or a free miss-queue slot (both wake the SM)
+                    self.stalled = True
+                    self.sm.note_stall("l1d_reservation_fail")
+                    return progress
         if now < self.busy_until:
             return True
         if self.cur is None and self.requests:
@@ -472,8 +474,8 @@ class LdstUnit:
         if got is None:
             self._parts[key] = [1, req.sector_mask]
             return False
-        got[0] += 1
-        got[1] |= req.sector_mask
+        got[0] = got[0] + 1  # (item = item op x: an augmented list item is generic arithmetic compiled)
+        got[1] = got[1] | req.sector_mask
         if got[0] < req.parts:
             return False
         del self._parts[key]

@@ -155,7 +155,7 @@ class RegisterBanks:
             self.entry_cycle[uid] = now
             self.entry_count[uid] = 1
         else:
-            self.entry_count[uid] += 1
+            self.entry_count[uid] = self.entry_count[uid] + 1
 
     def _take(self, uid: int, taken: list[int] | None, cap: int, slot: int, sched: int, src_regs: tuple[int, ...],
               now: int) -> int | None:

@@ -267,7 +267,8 @@ class SM(Component):
             cls = IDLE
         else:
             cls = self._classify(structural)
-        st.cycles[cls] += 1
+        cyc = st.cycles
+        cyc[cls] = cyc[cls] + 1  # (not +=: an augmented dict item is generic arithmetic compiled)
         if n_warps:
             st.issue_slots += self.p.n_schedulers
             st.resident_warp_cycles += n_warps
@@ -310,7 +311,8 @@ class SM(Component):
     def skipped(self, first: int, last: int) -> None:
         n = last - first + 1
         st = self.stats
-        st.cycles[self.last_class] += n
+        cyc = st.cycles
+        cyc[self.last_class] = cyc[self.last_class] + n
         if self.last_mem_wait:
             self.mem_wait_cycles += n
         for reason in self.last_stalls:

@@ -13,12 +13,16 @@ Entries hold the warp object, so a slot reused by a new warp is safe.
 
 from __future__ import annotations
 
-from heapq import heappop, heappush
+import heapq
 from operator import index
 from typing import TYPE_CHECKING, Any, Final
 
 from tlpsim.timing.regbanks import RegisterBanks
 from tlpsim.timing.static import StaticInstr
+
+# Final: the compiled core keeps them in C statics instead of a module-dictionary lookup per call
+heappush: Final = heapq.heappush
+heappop: Final = heapq.heappop
 
 if TYPE_CHECKING:
     from tlpsim.timing.issue import IssueStage
@@ -80,7 +84,8 @@ class Writeback:
             # a cycle's entries in the order scheduled; what this loop schedules is due
             # after now (a write delayed by its bank), so never in the cycle it empties
             c = heappop(cycles)
-            bucket = due.pop(c)
+            bucket = due[c]  # (index and del: the compiled core calls dict.pop as a Python method)
+            del due[c]
             self.n -= len(bucket)
             for w, si, flags, pos in bucket:
                 if w.done and warps[w.slot] is not w:
