@@ -20,7 +20,7 @@ from typing import Final
 
 from mypy_extensions import mypyc_attr
 
-# Final: the compiled core keeps them in C statics instead of a module-dictionary lookup per call
+# Final: C statics in the compiled core, not a dictionary lookup per call
 heappush: Final = heapq.heappush
 heappop: Final = heapq.heappop
 
@@ -155,7 +155,7 @@ class Engine:
             self._last_t = -1  # its list is about to leave the dictionary
         while timers and timers[0] <= t_fs:
             t = heappop(timers)
-            ks = by_time[t]  # (index and del: the compiled core calls dict.pop as a Python method)
+            ks = by_time[t]  # (not dict.pop: docs/compiled-core.md)
             del by_time[t]
             for k in ks:
                 if not comps[k].passive:

@@ -128,15 +128,6 @@ class FlitQueue(TimedQueue):
                 return eng.now
         return None
 
-    def _now(self) -> int:
-        """The engine's time, -1 while the queue does not know its engine: a plain int,
-        not `_engine_now`'s optional one, which the compiled core boxes on every call."""
-        e = self._engine
-        if e is not None:
-            return e.now
-        t = self._engine_now()
-        return -1 if t is None else t
-
     def held_units(self) -> int:
         """Flits not reusable now: queued packets plus what was popped this time step."""
         # (_freed > 0 only after a pop that knew the time, so -1 never matches _free_t then)

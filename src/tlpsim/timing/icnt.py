@@ -61,7 +61,7 @@ from tlpsim.timing.flits import (  # noqa: F401 - re-exported: the crossbar's qu
 from tlpsim.timing.mem_types import MemRequest
 from tlpsim.timing.queues import TimedQueue
 
-# Final: the compiled core keeps them in C statics instead of a module-dictionary lookup per call
+# Final: C statics in the compiled core, not a dictionary lookup per call
 heappush: Final = heapq.heappush
 heappop: Final = heapq.heappop
 
@@ -283,7 +283,7 @@ class Crossbar(Component):
                 raise ValueError(f"crossbar {self.name}: route() sent a packet from input {i} to output {o}, "
                                  f"outside 0..{self.n_outputs - 1}")
             self._requesting[i] = True
-            # (item = item op x: an augmented list item is generic arithmetic in the compiled core)
+            # (x[i] = x[i] op v, not x[i] op= v: docs/compiled-core.md, generic operations)
             self._req_in[o] = self._req_in[o] | 1 << i
             self._req_n[o] = self._req_n[o] + 1
             self._req_outs |= 1 << o
@@ -308,7 +308,7 @@ class Crossbar(Component):
         dc = self._delivery_cycles
         while dc and dc[0] <= cycle:
             c = heappop(dc)
-            bucket = self._deliveries[c]  # (index and del: dict.pop is a Python method call compiled)
+            bucket = self._deliveries[c]  # (not dict.pop: docs/compiled-core.md)
             del self._deliveries[c]
             for o, units, pkt, arrival in bucket:
                 self._n_deliveries -= 1

@@ -474,7 +474,7 @@ class LdstUnit:
         if got is None:
             self._parts[key] = [1, req.sector_mask]
             return False
-        got[0] = got[0] + 1  # (item = item op x: an augmented list item is generic arithmetic compiled)
+        got[0] = got[0] + 1  # (not +=: docs/compiled-core.md)
         got[1] = got[1] | req.sector_mask
         if got[0] < req.parts:
             return False

@@ -68,6 +68,15 @@ class TimedQueue(Generic[T]):
                 return None
         return eng.now
 
+    def _now(self) -> int:
+        """The engine's time, -1 while the queue does not know its engine: a plain int,
+        not `_engine_now`'s optional one, which the compiled core boxes on every call."""
+        e = self._engine
+        if e is not None:
+            return e.now
+        t = self._engine_now()
+        return -1 if t is None else t
+
     def held_units(self) -> int:
         """Units not reusable now: queued items plus what was popped this time step."""
         n = self.used_units()

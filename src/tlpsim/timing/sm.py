@@ -268,7 +268,7 @@ class SM(Component):
         else:
             cls = self._classify(structural)
         cyc = st.cycles
-        cyc[cls] = cyc[cls] + 1  # (not +=: an augmented dict item is generic arithmetic compiled)
+        cyc[cls] = cyc[cls] + 1  # (not +=: docs/compiled-core.md)
         if n_warps:
             st.issue_slots += self.p.n_schedulers
             st.resident_warp_cycles += n_warps

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 from tlpsim.timing.regbanks import RegisterBanks
 from tlpsim.timing.static import StaticInstr
 
-# Final: the compiled core keeps them in C statics instead of a module-dictionary lookup per call
+# Final: C statics in the compiled core, not a dictionary lookup per call
 heappush: Final = heapq.heappush
 heappop: Final = heapq.heappop
 
@@ -84,7 +84,7 @@ class Writeback:
             # a cycle's entries in the order scheduled; what this loop schedules is due
             # after now (a write delayed by its bank), so never in the cycle it empties
             c = heappop(cycles)
-            bucket = due[c]  # (index and del: the compiled core calls dict.pop as a Python method)
+            bucket = due[c]  # (not dict.pop: docs/compiled-core.md)
             del due[c]
             self.n -= len(bucket)
             for w, si, flags, pos in bucket:
