@@ -102,6 +102,8 @@ def _run_stats(tmp_path: Path, name: str, env: dict, *args: str) -> list[dict]:
 @pytest.mark.skipif(PURE, reason="TLPSIM_PURE_PYTHON is set")
 @pytest.mark.parametrize("args", [("histogram", "--size", "tiny"),
                                   ("bfs", "--size", "tiny", "--set", "sm.warp_scheduler=two_level"),
+                                  # the Hopper preset: sub-cores, near/far L2, the instruction prefetcher
+                                  ("sgemm", "--size", "tiny", "--config", "h200", "--set", "gpu.n_sms=4"),
                                   # a wave-sampled run: the skip and the L2's functional warming
                                   ("matadd", "--size", "tiny", "--set", "gpu.n_sms=2", "--set",
                                    "gpu.max_ctas_per_sm=1", "--sample", "waves", "--sample-tolerance", "0.1")])

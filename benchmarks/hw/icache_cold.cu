@@ -1,9 +1,10 @@
 // icache_cold.cu -- what a kernel's first pass over its code costs: cycles per 128-byte
 // line of straight-line code fetched cold, against the same code once it is cached.
-// The h200 preset keeps Accel-Sim's perfect instruction cache (l1i.perfect); with
-// GPGPU-Sim's Volta L1I (128 KB, misses to the L2, no prefetch) raycast goes from -54 %
-// to -5 % against this card but sgemm_tiled from -7 % to +72 % (docs/validation-h200.md):
-// whether the card prefetches sequential lines decides which.
+// The h200 preset models a 128 KB L1I with a 16-line stream-buffer prefetcher (Huerta et al.,
+// arXiv:2503.20481, §5.2: estimated on Ampere, not measured on Hopper). Without prefetch
+// sgemm_tiled would be +72 % against this card (every line a serial L2 round trip); with
+// the stream buffer the cold cost is about one round trip per kernel and SM. This measures
+// which the card does, and how far ahead it runs (docs/validation-h200.md).
 //
 // One CTA of W warps on one SM (W = 1, 4, 32). The body is LINES lines of SASS, eight
 // 16-byte FADDs each, run twice (a loop that ptxas must not unroll): the first pass

@@ -47,6 +47,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "tlpsim.timing.units",
     "tlpsim.timing.events",
     "tlpsim.timing.writeback",
+    "tlpsim.timing.iprefetch",
     "tlpsim.timing.fetch",
     "tlpsim.timing.barriers",
     "tlpsim.timing.issue",

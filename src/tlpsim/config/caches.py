@@ -169,6 +169,18 @@ class L1IConfig(CacheConfig):
 
     perfect: bool = field(False, "every instruction fetch hits (GPGPU-Sim gpgpu_perfect_inst_const_cache); "
                                  "false: misses fetch the line from L2")
+    prefetch_lines: int = field(0, "stream-buffer instruction prefetcher: a miss starts a stream at the next line, "
+                                   "whose lines are requested one a cycle, at most this many in flight, keeping "
+                                   "this many lines ahead of the fetches that use it (Huerta et al. 2025, §5.2: 16 "
+                                   "on NVIDIA's recent SMs); 0: none, as GPGPU-Sim. Unused with perfect = true, "
+                                   "like the cache's geometry", unit="lines", ge=0, le=1024)
+
+    def problems(self) -> list[str]:
+        out = super().problems()
+        if self.prefetch_lines and self.line_bytes != 128:
+            out.append(f"{self.k('prefetch_lines')} needs 128-byte instruction lines (the fetch stage's), not "
+                       f"{self.k('line_bytes')} = {self.line_bytes}")
+        return out
 
 
 class L1TConfig(CacheConfig):

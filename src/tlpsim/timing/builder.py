@@ -248,6 +248,7 @@ def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem, plugin
                                                  ci.sector_bytes if ci.sectored else None, ci.replacement,
                                                  _set_index(ci.set_index)),
                                MSHR(ci.mshr_entries, ci.mshr_max_merge), ci.hit_latency)
+        params.iprefetch_lines = ci.prefetch_lines
     scheds = [make("warp_scheduler", n_slots=max_warps, index=k) for k in range(s.n_schedulers)]
     operands = make("operand_storage", n_warp_slots=max_warps)
     make("context_switcher")

@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from tlpsim.timing.cache_policy import CachePolicy
 from tlpsim.timing.cache import (
+    ALL,
     HIT,
     HIT_RESERVED,
     MISS,
@@ -162,6 +163,16 @@ class CachePort:
         if self.on_fill or line in self.array:
             self.array.fill(line, mask)
         return self.mshr.fill(line, mask) if self.mshr.lookup(line) else []
+
+    def install(self, line: int) -> bool:
+        """A prefetched line arrived: place it whole, evicting its set's LRU line;
+        False (dropped) when every way of the set waits for a fill."""
+        arr = self.array
+        if line not in arr and not arr.victim(line)[0]:
+            return False
+        arr.fill(line, ALL)
+        self.version += 1
+        return True
 
     def write(self, line: int, mask: int, local: bool, now: int) -> int:
         """A store of `mask`'s sectors (`local`: to local memory): WRITE_ABSORBED when

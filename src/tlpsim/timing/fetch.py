@@ -19,7 +19,9 @@ when the line arrives — so a kernel's first instructions on an SM pay L2/DRAM
 latency, as in GPGPU-Sim. Instructions are 8 bytes at their kernel's code
 address (`StaticKernel.code_addr`), as GPGPU-Sim lays out PTX; the stream itself
 comes from the trace. Without an L1I model (`l1i` None: a perfect instruction
-cache) every fetch hits.
+cache) every fetch hits. With a stream prefetcher (`iprefetch.py`) each demand fetch
+moves its stream, and after serving the demand fetches the stage sends at most one
+prefetch a cycle, when the request queue has room.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, Final
 
 from tlpsim.timing.cache_port import CachePort
+from tlpsim.timing.iprefetch import StreamPrefetcher
 
 if TYPE_CHECKING:
     from tlpsim.timing.issue import IssueStage
@@ -42,11 +45,14 @@ class Fetch:
     ldst: LdstUnit
 
     def __init__(self, ibuf_entries: int, throughput: int = 1, l1i: CachePort | None = None,
-                 width: int = 2) -> None:
+                 width: int = 2, prefetch: StreamPrefetcher | None = None) -> None:
         self.ibuf_entries = ibuf_entries
         self.throughput = throughput
         self.width = min(width, ibuf_entries)  # instruction slots one fetch brings into the buffer
         self.l1i = l1i
+        if prefetch is not None and l1i is None:
+            raise ValueError("an instruction prefetcher needs an instruction cache (l1i.perfect = false)")
+        self.prefetch = prefetch
         self.queue: deque[int] = deque()   # warp slots waiting for a refill
         self.filled: deque[Any] = deque()  # warps whose missing line arrived
         self.decoding: list[Any] = []       # warps fetched this cycle: their buffer fills next cycle
@@ -55,7 +61,9 @@ class Fetch:
         self.waiting = 0                    # warps waiting for a missing line
 
     def __len__(self) -> int:
-        return len(self.queue) + len(self.filled) + len(self.decoding) + len(self.flushed)
+        pf = self.prefetch
+        return (len(self.queue) + len(self.filled) + len(self.decoding) + len(self.flushed)
+                + (1 if pf is not None and pf.next <= pf.end else 0))
 
     def want(self, w: Warp) -> None:
         """Queue `w` for a refill if its buffer is empty and it has instructions left."""
@@ -101,7 +109,8 @@ class Fetch:
         lines first); True when anything happened."""
         q = self.queue
         dec = self.decoding
-        if not q and not self.filled and not dec and not self.flushed:
+        pf = self.prefetch
+        if not q and not self.filled and not dec and not self.flushed and (pf is None or pf.next > pf.end):
             return False
         if dec:
             self.decoding = []
@@ -135,7 +144,14 @@ class Fetch:
                 continue
             line = (fw.code_addr + fw.pcs[fw.pos] * INSTR_BYTES) & ~127
             if l1i.array.access_if_hit(line):
+                if pf is not None:
+                    pf.on_fetch(line, False)
                 self._refill(fw)
+                continue
+            if pf is not None and line in pf.inflight:  # prefetched, on its way
+                pf.wait(line, fw)
+                pf.on_fetch(line, False)
+                self.waiting += 1
                 continue
             ldst = self.ldst
             outcome, value = l1i.read(line, 0xF, fw, now, can_send=ldst.to_icnt.can_push)
@@ -149,7 +165,39 @@ class Fetch:
                 if outcome == "miss":
                     self.misses += 1
                     ldst.send_fetch(line, value, l1i, now)
+            if pf is not None:
+                pf.on_fetch(line, outcome == "miss")
+        if pf is not None and pf.next <= pf.end:
+            self._prefetch(pf, now)
         return True
+
+    def _prefetch(self, pf: StreamPrefetcher, now: int) -> None:
+        """Send the stream's next line that is neither cached nor on its way, if the
+        buffer has a free entry and the request queue room (one a cycle)."""
+        l1i = self.l1i
+        assert l1i is not None
+        arr, mshr = l1i.array, l1i.mshr
+        lb = pf.line_bytes
+        while pf.next <= pf.end:
+            line = pf.next
+            if line in arr or mshr.lookup(line) or line in pf.inflight:
+                pf.next = line + lb
+                continue
+            ldst = self.ldst
+            if pf.can_request() and ldst.to_icnt.can_push():
+                ldst.send_fetch(line, 0xF, l1i, now, prefetch=True)
+                pf.requested(line)
+            return
+
+    def prefetched(self, line: int) -> None:
+        """A prefetched line arrived (from the LD/ST unit's reply path): it goes into
+        the L1I and the warps that waited for it are refilled."""
+        pf, l1i = self.prefetch, self.l1i
+        assert pf is not None and l1i is not None
+        l1i.install(line)
+        waiters = pf.arrived(line)
+        if waiters:
+            self.filled.extend(waiters)
 
     def arrived(self, waiters: list[Any]) -> None:
         """Warps whose instruction line was filled (from the LD/ST unit's reply path)."""

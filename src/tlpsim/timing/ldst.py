@@ -443,7 +443,7 @@ class LdstUnit:
 
     def _reply(self, req: MemRequest, now: int) -> None:
         token = req.token
-        ifill = isinstance(token, tuple) and token[0] == "ifill"
+        ifill = isinstance(token, tuple) and (token[0] == "ifill" or token[0] == "ipf")
         if req.t_l2 >= 0 and not ifill:  # a data reply or store acknowledgement from an L2 slice
             n = popcount(req.sector_mask) or 1
             st = self.stats
@@ -452,6 +452,9 @@ class LdstUnit:
         if req.parts > 1 and not self._gather(req):
             return
         if ifill:  # an instruction line for the fetch stage
+            if token[0] == "ipf":  # the prefetcher's
+                self.sm.fetch.prefetched(token[2])
+                return
             cache = cast(CachePort, token[1])
             self.sm.fetch.arrived(cache.fill(token[2], req.sector_mask, now))
             return
@@ -525,12 +528,14 @@ class LdstUnit:
 
     # ------------------------------------------------------------ plug-in access to the port
 
-    def send_fetch(self, line: int, mask: int, l1i: CachePort, now: int) -> None:
-        """An instruction-cache miss: request the line from L2 (the caller checked
-        that the request queue has room)."""
-        ok = self._send(READ, line, mask, ("ifill", l1i, line), now)
-        assert ok, "CachePort.read reports a miss only when the queue has room"
+    def send_fetch(self, line: int, mask: int, l1i: CachePort, now: int, prefetch: bool = False) -> None:
+        """An instruction-cache miss, or the prefetcher's request: the line from L2
+        (the caller checked that the request queue has room)."""
+        ok = self._send(READ, line, mask, ("ipf" if prefetch else "ifill", l1i, line), now)
+        assert ok, "instruction lines are requested only when the queue has room"
         self.stats.ifetch_requests += 1
+        if prefetch:
+            self.stats.ifetch_prefetches += 1
 
     def can_request(self) -> bool:
         return len(self.requests) < self.request_queue_entries

@@ -23,6 +23,7 @@ from tlpsim.timing.barriers import Barriers
 from tlpsim.timing.engine import ClockDomain, Component
 from tlpsim.timing.events import SMEvents
 from tlpsim.timing.fetch import Fetch
+from tlpsim.timing.iprefetch import StreamPrefetcher
 from tlpsim.timing.issue import IssueStage
 from tlpsim.timing.ldst import LdstUnit
 from tlpsim.timing.regbanks import OperandStats, RegisterBanks
@@ -40,7 +41,8 @@ class SMParams:
     def __init__(self, *, max_warps: int = 48, max_ctas: int = 8, n_schedulers: int = 2, ibuf_entries: int = 2,
                  units: dict[str, int] | None = None, l1d: Any = None, issue_width: int = 1,
                  dual_issue_diff_units: bool = True, sub_core: bool = False, fetch_throughput: int = 1,
-                 wb_width: int = 1 << 30, l1i: Any = None, fetch_width: int = 2) -> None:
+                 wb_width: int = 1 << 30, l1i: Any = None, fetch_width: int = 2,
+                 iprefetch_lines: int = 0) -> None:
         self.max_warps = max_warps          # slot tables (the allocator's max_contexts)
         self.max_ctas = max_ctas
         self.n_schedulers = n_schedulers
@@ -55,6 +57,7 @@ class SMParams:
         self.fetch_width = fetch_width      # instruction slots one fetch brings (GPGPU-Sim: 16 bytes)
         self.wb_width = wb_width            # result buses (arithmetic writebacks per cycle)
         self.l1i = l1i                      # the instruction cache (a CachePort), None = perfect
+        self.iprefetch_lines = iprefetch_lines  # stream-buffer instruction prefetch depth, 0 = none
 
 
 class SM(Component):
@@ -85,7 +88,8 @@ class SM(Component):
                                 params.issue_width, params.dual_issue_diff_units, params.wb_width)
         self.slots = Slots(sm_id, params.max_ctas, params.max_warps, params.n_schedulers, allocator, ev, on_cta_done,
                            keep_masks, keep_vclass)
-        self.fetch = Fetch(params.ibuf_entries, params.fetch_throughput, params.l1i, params.fetch_width)
+        self.fetch = Fetch(params.ibuf_entries, params.fetch_throughput, params.l1i, params.fetch_width,
+                           StreamPrefetcher(params.iprefetch_lines, 128) if params.iprefetch_lines else None)
         self.barriers = Barriers()
         self.wb = Writeback(operands, self._banks, ev)
         # wiring: each unit knows the neighbours it hands work to

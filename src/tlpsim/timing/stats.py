@@ -44,6 +44,7 @@ class SMStats:
     l1c_misses: int = 0
     mem_requests: int = 0          # packets sent to the interconnect
     ifetch_requests: int = 0       # instruction-cache lines requested from L2
+    ifetch_prefetches: int = 0     # of which the instruction prefetcher's
     # memory latency of data replies and store acknowledgements, GPGPU-Sim's averagemflatency:
     # core cycles from the L2 slice accepting the request to the reply reaching the LD/ST
     # unit, summed per 32-byte sector (its sectored L2 splits a line request into sector
