@@ -13,18 +13,20 @@ skipped cycles (see `Component.skipped`).
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
 from mypy_extensions import mypyc_attr
 
-# Final: C statics in the compiled core, not a dictionary lookup per call
-heappush: Final = heapq.heappush
-heappop: Final = heapq.heappop
+from tlpsim.timing.iheap import heap_pop, heap_push, new_heap
 
 FS_PER_US: Final = 10**9
+# a timer is one integer, time << TIMER_K_BITS | component index, in one heap of machine
+# words (iheap.py): 4,096 components, and times below 2**51 fs (2.2 s of simulated time)
+TIMER_K_BITS: Final = 12
+MAX_COMPONENTS: Final = 1 << TIMER_K_BITS
+MAX_TIMER_FS: Final = 1 << (63 - TIMER_K_BITS)
 
 
 @dataclass(frozen=True)
@@ -88,22 +90,18 @@ class Engine:
         # components that tick at their next cycle, as a bit mask (bit k: components[k]):
         # walking its bits visits them in tick order without sorting a set each step
         self._active = 0
-        # timers: a heap of the distinct times that have any, and per time the indices of
-        # the components to wake (one entry per (component, time)); many components wake
-        # at the same clock edge, so this keeps the heap small and its entries plain ints
-        self._timers: list[int] = []
-        self._timer_comps: dict[int, list[int]] = {}
-        # the time of the latest timer set and its list there (many components set timers
-        # for the same clock edge in a row): found without a dictionary lookup
-        self._last_t = -1
-        self._last_ks: list[int] = []
+        # timers: one heap entry per (time, component), time << TIMER_K_BITS | index, so
+        # the earliest time is the first entry's and no dictionary of times is needed
+        self._timers = new_heap()  # unboxed (iheap.py)
         self._ticking: int | None = None  # index of the component being ticked
         self._live_timers = 0  # pending timers of non-passive components
         self.stop_requested = False  # set by a component (request_stop): run() returns before the next step
 
     def add(self, comp: Component, active: bool = True) -> Component:
-        comp.engine = self
         k = len(self.components)
+        if k >= MAX_COMPONENTS:
+            raise ValueError(f"an engine runs at most {MAX_COMPONENTS} components; {comp.name!r} would be one more")
+        comp.engine = self
         self.components.append(comp)
         comp._k = k
         if active:
@@ -134,33 +132,24 @@ class Engine:
         if self.dense:  # every component ticks every cycle anyway
             return
         # (a component may set the same timer twice: waking it twice is waking it once)
+        if t_fs >= MAX_TIMER_FS:
+            raise OverflowError(f"{comp.name}: a timer at {t_fs} fs is past the engine's limit of simulated time "
+                                f"({MAX_TIMER_FS} fs)")
         if not comp.passive:
             self._live_timers += 1
-        if t_fs == self._last_t:
-            self._last_ks.append(comp._k)
-            return
-        ks = self._timer_comps.get(t_fs)
-        if ks is None:
-            ks = self._timer_comps[t_fs] = [comp._k]
-            heappush(self._timers, t_fs)
-        else:
-            ks.append(comp._k)
-        self._last_t = t_fs
-        self._last_ks = ks
+        self._timers = heap_push(self._timers, t_fs << TIMER_K_BITS | comp._k)
 
     def _pop_due_timers(self, t_fs: int) -> None:
-        timers, comps, by_time = self._timers, self.components, self._timer_comps
+        timers, comps = self._timers, self.components
         active = self._active
-        if self._last_t <= t_fs:
-            self._last_t = -1  # its list is about to leave the dictionary
-        while timers and timers[0] <= t_fs:
-            t = heappop(timers)
-            ks = by_time[t]  # (not dict.pop: docs/compiled-core.md)
-            del by_time[t]
-            for k in ks:
-                if not comps[k].passive:
-                    self._live_timers -= 1
-                active |= 1 << k
+        bound = (t_fs + 1) << TIMER_K_BITS
+        while len(timers) and timers[0] < bound:
+            timers, key = heap_pop(timers)
+            k = int(key) & (MAX_COMPONENTS - 1)
+            if not comps[k].passive:
+                self._live_timers -= 1
+            active |= 1 << k
+        self._timers = timers
         self._active = active
 
     def _next_cycle_time(self, comp: Component) -> int:
@@ -178,7 +167,6 @@ class Engine:
         comps = self.components
         n = len(comps)
         dense = self.dense
-        timers = self._timers
         everyone = (1 << n) - 1
         self.stop_requested = False
         while True:
@@ -187,12 +175,12 @@ class Engine:
             if dense:
                 candidates = everyone
             else:
-                if timers and timers[0] <= self.now:
+                if len(self._timers) and self._timers[0] >> TIMER_K_BITS <= self.now:
                     self._pop_due_timers(self.now)
                 if not self._active:
-                    if not timers or not self._live_timers:
+                    if not len(self._timers) or not self._live_timers:
                         return  # asleep for good (only observers' timers left)
-                    self.now = max(self.now, timers[0])
+                    self.now = max(self.now, int(self._timers[0]) >> TIMER_K_BITS)
                     continue
                 candidates = self._active
             now = self.now
@@ -209,8 +197,9 @@ class Engine:
                 tk = (nc if nc > first else first) * p
                 if t < 0 or tk < t:
                     t = tk
-            if timers and not dense:
-                t0 = timers[0]
+            timers = self._timers  # (a vec is a value: re-read after any push or pop)
+            if len(timers) and not dense:
+                t0 = int(timers[0]) >> TIMER_K_BITS
                 if t0 < t:
                     t = t0 if t0 > now else now
             if max_time_fs is not None and t > max_time_fs:
@@ -218,7 +207,7 @@ class Engine:
                 return
             self.now = t
             if not dense:
-                if timers and timers[0] <= t:
+                if len(timers) and timers[0] >> TIMER_K_BITS <= t:
                     self._pop_due_timers(t)
                 candidates = self._active
             # in index order; a component woken meanwhile ticks from the next step

@@ -4,7 +4,7 @@ input port through which a queue reports arrivals to its crossbar."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final
 
 from tlpsim.timing.engine import Component, Engine
 from tlpsim.timing.mem_types import HEADER_BYTES, WRITE, MemRequest, popcount
@@ -12,9 +12,6 @@ from tlpsim.timing.queues import TimedQueue
 
 if TYPE_CHECKING:
     from tlpsim.timing.icnt import Crossbar
-
-# a FlitQueue entry: (ready time fs, packet, flits)
-_Entry = tuple[int, Any, int]
 
 LINE_BYTES: Final = 128
 SECTOR_BYTES: Final = 32
@@ -73,8 +70,7 @@ class FlitQueue(TimedQueue):
     A pop that leaves room for a largest packet wakes the producer.
 
     The TimedQueue operations are restated here with the flits of each packet
-    computed once at push and kept with it (entries are (ready time, packet,
-    flits)): these queues carry every packet of the interconnect, so the generic
+    computed once at push and kept with it (the ring's units): these queues carry every packet of the interconnect, so the generic
     per-call `units_of` dispatch dominated the memory side. Behaviour, counters and
     wake-ups are exactly TimedQueue's."""
 
@@ -163,24 +159,17 @@ class FlitQueue(TimedQueue):
             c.xbar._note_arrival(ready, c.index)  # what the port's wake_at_time does
         else:
             ready = self._notify_consumer(now_fs)
-        self._items.append((ready, item, f))
-        if len(self._items) == 1:
-            self._head_t = ready
+        self._append(ready, item, f)
         self.used_flits += f
         self.pushes += 1
 
     def head_flits(self) -> int:
         """Flits of the head packet."""
-        return cast(_Entry, self._items[0])[2]
+        return int(self._ubuf[self._head])
 
     def pop(self) -> Any:
         blocking = self.capacity - self.used_flits < self.max_packet_flits
-        items = self._items
-        # (typed: unpacking the deque's untyped entry is the generic iterator protocol)
-        entry = cast(_Entry, items.popleft())
-        item = entry[1]
-        f = entry[2]
-        self._head_t = cast(_Entry, items[0])[0] if items else -1
+        item, f = self._popleft()
         self.used_flits -= f
         now = self._now()
         if now >= 0:

@@ -43,12 +43,12 @@ skipped cycles are back-filled in `skipped()`.
 from __future__ import annotations
 
 import math
-import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final, cast
 
 from tlpsim.timing.engine import ClockDomain, Component
+from tlpsim.timing.iheap import heap_pop, heap_push, new_heap
 from tlpsim.timing.flits import (  # noqa: F401 - re-exported: the crossbar's queues live in flits.py
     LINE_BYTES,
     SECTOR_BYTES,
@@ -60,10 +60,6 @@ from tlpsim.timing.flits import (  # noqa: F401 - re-exported: the crossbar's qu
 )
 from tlpsim.timing.mem_types import MemRequest
 from tlpsim.timing.queues import TimedQueue
-
-# Final: C statics in the compiled core, not a dictionary lookup per call
-heappush: Final = heapq.heappush
-heappop: Final = heapq.heappop
 
 ARBITERS = ("rr", "round_robin", "islip", "random")
 # GPUDuet §4.1: interconnect utilisation is reported against the sustainable
@@ -199,6 +195,7 @@ class Crossbar(Component):
         self.stats = CrossbarStats(n_inputs, n_outputs)
         self._period = domain.period_fs
         self._timer_steps: set[int] = set()              # future steps with a timer set (see _timer)
+        self._last_timer = -1                             # the latest of them set
         self._sizes = flit_sizes(flit_bytes)
 
         # the heaps' entries are plain ints that sort as the tuples they stand for (cheaper
@@ -206,12 +203,12 @@ class Crossbar(Component):
         # a transfer end (cycle, input, output) is (c << in_bits | i) << out_bits | o
         self._in_bits = n_inputs.bit_length()
         self._out_bits = n_outputs.bit_length()
-        self._arrivals: list[int] = []
+        self._arrivals = new_heap()  # (the heaps are unboxed: iheap.py)
         self._unscheduled = False                         # arrivals noted before joining an engine
-        self._releases: list[int] = []
+        self._releases = new_heap()
         # deliveries: a heap of the distinct cycles with any, and per cycle its entries
         # (output, units, packet, arrival cycle) in the order granted
-        self._delivery_cycles: list[int] = []
+        self._delivery_cycles = new_heap()
         self._deliveries: dict[int, list[tuple[int, int, Any, int]]] = {}
         self._n_deliveries = 0
         self._busy_in = [False] * n_inputs
@@ -250,7 +247,7 @@ class Crossbar(Component):
     # ---------------------------------------------------------------- events
 
     def _note_arrival(self, t_fs: int, i: int) -> None:
-        heappush(self._arrivals, t_fs << self._in_bits | i)
+        self._arrivals = heap_push(self._arrivals, t_fs << self._in_bits | i)
         if self.engine is not None:
             self._timer(t_fs)
         else:
@@ -265,9 +262,12 @@ class Crossbar(Component):
         eng = self.engine
         assert eng is not None
         if t_fs > eng.now:
+            if t_fs == self._last_timer:  # the commonest repeat, without a set lookup
+                return
             pend = self._timer_steps
             if t_fs in pend:
                 return
+            self._last_timer = t_fs
             if len(pend) > 64:  # forget the steps already past
                 now = eng.now
                 self._timer_steps = pend = {t for t in pend if t > now}
@@ -304,35 +304,36 @@ class Crossbar(Component):
         if self._unscheduled and self.engine is not None:
             self._unscheduled = False
             for key in self._arrivals:
-                self.engine.wake_at_time(self, key >> self._in_bits)
-        dc = self._delivery_cycles
-        while dc and dc[0] <= cycle:
-            c = heappop(dc)
+                self.engine.wake_at_time(self, int(key) >> self._in_bits)
+        # (a vec is a value: each heap is re-read from self after a push or pop)
+        while len(self._delivery_cycles) and self._delivery_cycles[0] <= cycle:
+            self._delivery_cycles, c64 = heap_pop(self._delivery_cycles)
+            c = int(c64)
             bucket = self._deliveries[c]  # (not dict.pop: docs/compiled-core.md)
             del self._deliveries[c]
             for o, units, pkt, arrival in bucket:
                 self._n_deliveries -= 1
                 self._deliver(c, o, units, pkt, arrival, now)
         in_bits, out_bits = self._in_bits, self._out_bits
-        rl = self._releases
-        if rl:
+        if len(self._releases):
             # every key of a transfer ending by `cycle` is below the first key of cycle + 1
             bound = (cycle + 1) << (in_bits + out_bits)
             in_mask = (1 << in_bits) - 1
             out_mask = (1 << out_bits) - 1
-            while rl and rl[0] < bound:
-                key = heappop(rl)
+            while len(self._releases) and self._releases[0] < bound:
+                self._releases, key64 = heap_pop(self._releases)
+                key = int(key64)
                 o = key & out_mask
                 i = key >> out_bits & in_mask
                 self._busy_in[i] = False
                 self._held[o] = False
                 self._consider(i, now)
-        ar = self._arrivals
-        if ar:
+        if len(self._arrivals):
             bound = (now + 1) << in_bits
             in_mask = (1 << in_bits) - 1
-            while ar and ar[0] < bound:
-                i = heappop(ar) & in_mask
+            while len(self._arrivals) and self._arrivals[0] < bound:
+                self._arrivals, a64 = heap_pop(self._arrivals)
+                i = int(a64) & in_mask
                 if not self._busy_in[i] and not self._requesting[i]:
                     self._consider(i, now)
         if not self._req_outs:
@@ -457,7 +458,7 @@ class Crossbar(Component):
                 self._link_free[o] = done
                 if end > done:
                     done = end
-            heappush(self._releases, (end << self._in_bits | i) << self._out_bits | o)
+            self._releases = heap_push(self._releases, (end << self._in_bits | i) << self._out_bits | o)
             self._timer(end * self._period)
             due = done - 1 + self.latency
             if due <= cycle:
@@ -466,7 +467,7 @@ class Crossbar(Component):
                 bucket = self._deliveries.get(due)
                 if bucket is None:
                     self._deliveries[due] = [(o, units, pkt, arrival)]
-                    heappush(self._delivery_cycles, due)
+                    self._delivery_cycles = heap_push(self._delivery_cycles, due)
                 else:
                     bucket.append((o, units, pkt, arrival))
                 self._n_deliveries += 1
@@ -491,7 +492,7 @@ class Crossbar(Component):
 
     def busy(self) -> bool:
         """Work pending (for the dense engine's termination test)."""
-        return bool(self._req_outs or self._releases or self._n_deliveries or self._arrivals)
+        return bool(self._req_outs or len(self._releases) or self._n_deliveries or len(self._arrivals))
 
     # ---------------------------------------------------------------- reporting
 

@@ -443,7 +443,9 @@ class LdstUnit:
 
     def _reply(self, req: MemRequest, now: int) -> None:
         token = req.token
-        ifill = isinstance(token, tuple) and (token[0] == "ifill" or token[0] == "ipf")
+        # (typed str: compared natively, not through the generic object protocol)
+        kind = cast(str, token[0]) if isinstance(token, tuple) else ""
+        ifill = kind == "ifill" or kind == "ipf"
         if req.t_l2 >= 0 and not ifill:  # a data reply or store acknowledgement from an L2 slice
             n = popcount(req.sector_mask) or 1
             st = self.stats
@@ -452,17 +454,17 @@ class LdstUnit:
         if req.parts > 1 and not self._gather(req):
             return
         if ifill:  # an instruction line for the fetch stage
-            if token[0] == "ipf":  # the prefetcher's
+            if kind == "ipf":  # the prefetcher's
                 self.sm.fetch.prefetched(token[2])
                 return
             cache = cast(CachePort, token[1])
             self.sm.fetch.arrived(cache.fill(token[2], req.sector_mask, now))
             return
-        if isinstance(token, tuple) and token[0] == "fill":
+        if kind == "fill":
             cache = cast(CachePort, token[1])
             for ins in cache.fill(token[2], req.sector_mask, now):
                 self._arrived(ins, now)
-        elif isinstance(token, tuple) and token[0] == "ack":  # a store's acknowledgment
+        elif kind == "ack":  # a store's acknowledgment
             self._done_one(token[1], now)
         elif token is not None:
             self._arrived(token, now)

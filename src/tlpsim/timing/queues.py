@@ -13,8 +13,10 @@ error); popping from a full queue wakes the blocked producer at its next cycle
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any, Generic, TypeVar
+
+from librt.vecs import vec
+from mypy_extensions import i64
 
 from tlpsim.timing.engine import Component, Engine
 
@@ -35,7 +37,15 @@ class TimedQueue(Generic[T]):
         self.consumer = consumer
         self.producer = producer
         self.delay = delay
-        self._items: deque[Any] = deque()  # (ready time, item[, units])
+        # the entries: a ring of `_mask + 1` slots (doubled when full) from `_head`, `_n` of
+        # them; per slot the item, its ready time and its units in unboxed vectors (a deque
+        # of tuples cost a tuple, a boxed time and a generic method call per push and pop)
+        self._buf: list[Any] = [None] * 8
+        self._rbuf = vec[i64]([0] * 8)
+        self._ubuf = vec[i64]([0] * 8)
+        self._mask = 7
+        self._head = 0
+        self._n = 0
         self.pushes = 0
         self.full_refusals = 0
         self._eng: Any = None    # the engine of the connected components, once known
@@ -45,7 +55,47 @@ class TimedQueue(Generic[T]):
         self._freed = 0
 
     def __len__(self) -> int:
-        return len(self._items)
+        return self._n
+
+    def _append(self, ready: int, item: Any, units: int) -> None:
+        n = self._n
+        if n > self._mask:
+            self._grow()
+        k = (self._head + n) & self._mask
+        self._buf[k] = item
+        self._rbuf[k] = ready
+        self._ubuf[k] = units
+        self._n = n + 1
+        if n == 0:
+            self._head_t = ready
+
+    def _grow(self) -> None:
+        size = 2 * (self._mask + 1)
+        buf: list[Any] = [None] * size
+        rbuf = vec[i64]([0] * size)
+        ubuf = vec[i64]([0] * size)
+        h, m = self._head, self._mask
+        for j in range(self._n):
+            k = (h + j) & m
+            buf[j] = self._buf[k]
+            rbuf[j] = self._rbuf[k]
+            ubuf[j] = self._ubuf[k]
+        self._buf, self._rbuf, self._ubuf = buf, rbuf, ubuf
+        self._mask = size - 1
+        self._head = 0
+
+    def _popleft(self) -> tuple[Any, int]:
+        """The head item and its units, removed."""
+        h = self._head
+        item = self._buf[h]
+        self._buf[h] = None
+        units = int(self._ubuf[h])
+        n = self._n - 1
+        self._n = n
+        h = (h + 1) & self._mask
+        self._head = h
+        self._head_t = int(self._rbuf[h]) if n else -1
+        return item, units
 
     # capacity accounting in "units" (items here; flits in FlitQueue)
     def units_of(self, item: Any = None) -> int:
@@ -53,7 +103,7 @@ class TimedQueue(Generic[T]):
         return 1
 
     def used_units(self) -> int:
-        return len(self._items)
+        return self._n
 
     def _engine_now(self) -> int | None:
         eng = self._eng
@@ -108,9 +158,7 @@ class TimedQueue(Generic[T]):
         if self.used_units() + self.units_of(item) > self.capacity:
             raise RuntimeError(f"push into full queue {self.name}: the producer must check can_push() first")
         ready = self._notify_consumer(now_fs)
-        self._items.append((ready, item))
-        if len(self._items) == 1:
-            self._head_t = ready
+        self._append(ready, item, 1)
         self._on_push(item)
         self.pushes += 1
 
@@ -138,13 +186,11 @@ class TimedQueue(Generic[T]):
         return t >= 0 and t <= now_fs
 
     def peek(self) -> T:
-        return self._items[0][1]
+        return self._buf[self._head]
 
     def pop(self) -> T:
         blocking = self.capacity - self.used_units() < self.units_of(None)
-        items = self._items
-        item = items.popleft()[1]
-        self._head_t = items[0][0] if items else -1
+        item = self._popleft()[0]
         self._on_pop(item)
         e = self._engine
         if e is not None:

@@ -13,16 +13,12 @@ Entries hold the warp object, so a slot reused by a new warp is safe.
 
 from __future__ import annotations
 
-import heapq
 from operator import index
 from typing import TYPE_CHECKING, Any, Final
 
+from tlpsim.timing.iheap import heap_pop, heap_push, new_heap
 from tlpsim.timing.regbanks import RegisterBanks
 from tlpsim.timing.static import StaticInstr
-
-# Final: C statics in the compiled core, not a dictionary lookup per call
-heappush: Final = heapq.heappush
-heappop: Final = heapq.heappop
 
 if TYPE_CHECKING:
     from tlpsim.timing.issue import IssueStage
@@ -39,7 +35,7 @@ class Writeback:
         # the writebacks due, by cycle: a heap of the distinct cycles and per cycle its
         # entries (warp, static instr, flags, dynamic position) in the order scheduled:
         # the (cycle, order) of a heap of entries, without comparing tuples in it
-        self.cycles: list[int] = []
+        self.cycles = new_heap()  # unboxed (iheap.py)
         self.due: dict[int, list[tuple[Warp, StaticInstr, int, int]]] = {}
         self.n = 0
         self.operands = operands
@@ -53,7 +49,7 @@ class Writeback:
         return self.n
 
     def next_cycle(self) -> int:
-        return self.cycles[0] if self.cycles else -1
+        return int(self.cycles[0]) if len(self.cycles) else -1
 
     def schedule(self, w: Warp, si: StaticInstr, cycle: int, flags: int, pos: int) -> None:
         """Write `si`'s destinations for `w` at `cycle` (no timer: this runs inside the
@@ -67,23 +63,24 @@ class Writeback:
         bucket = self.due.get(cycle)
         if bucket is None:
             self.due[cycle] = [(w, si, flags, pos)]
-            heappush(self.cycles, cycle)
+            self.cycles = heap_push(self.cycles, cycle)
         else:
             bucket.append((w, si, flags, pos))
 
     def tick(self, now: int, warps: list[Warp | None]) -> bool:
         """Perform the writebacks due at `now`; True when any was performed (entries of
         warps that exited meanwhile are dropped)."""
-        cycles = self.cycles
-        if not cycles or cycles[0] > now:
+        if not len(self.cycles) or self.cycles[0] > now:
             return False
         banks, operands, issue, due = self.banks, self.operands, self.issue, self.due
         handlers = self.events.writeback
         progress = False
-        while cycles and cycles[0] <= now:
+        while len(self.cycles) and self.cycles[0] <= now:
             # a cycle's entries in the order scheduled; what this loop schedules is due
             # after now (a write delayed by its bank), so never in the cycle it empties
-            c = heappop(cycles)
+            # (a vec is a value: self.cycles is re-read after the pushes this loop makes)
+            self.cycles, c64 = heap_pop(self.cycles)
+            c = int(c64)
             bucket = due[c]  # (not dict.pop: docs/compiled-core.md)
             del due[c]
             self.n -= len(bucket)
