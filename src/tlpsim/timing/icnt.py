@@ -194,8 +194,7 @@ class Crossbar(Component):
         self.outputs = list(outputs)
         self.stats = CrossbarStats(n_inputs, n_outputs)
         self._period = domain.period_fs
-        self._timer_steps: set[int] = set()              # future steps with a timer set (see _timer)
-        self._last_timer = -1                             # the latest of them set
+        self._last_timer = -1                             # the future step of the latest timer set (_timer)
         self._sizes = flit_sizes(flit_bytes)
 
         # the heaps' entries are plain ints that sort as the tuples they stand for (cheaper
@@ -255,23 +254,16 @@ class Crossbar(Component):
 
     def _timer(self, t_fs: int) -> None:
         """Wake the crossbar at time t (it must have joined an engine). Many events
-        fall on the same step (all inputs receiving in one cycle, a release and a
-        delivery together), so a timer already set for a future step is not set
-        again: the engine pops timers only when their step comes, so that one is
-        still pending and one timer per step is all the engine needs."""
+        fall on the same step in a row (all inputs receiving in one cycle, a release
+        and a delivery together): a timer just set for that future step is not set
+        again (the engine pops timers only when their step comes, so it is still
+        pending; any other repeat costs the engine one heap entry)."""
         eng = self.engine
         assert eng is not None
         if t_fs > eng.now:
-            if t_fs == self._last_timer:  # the commonest repeat, without a set lookup
-                return
-            pend = self._timer_steps
-            if t_fs in pend:
+            if t_fs == self._last_timer:
                 return
             self._last_timer = t_fs
-            if len(pend) > 64:  # forget the steps already past
-                now = eng.now
-                self._timer_steps = pend = {t for t in pend if t > now}
-            pend.add(t_fs)
         eng.wake_at_time(self, t_fs)
 
     def _consider(self, i: int, now: int) -> None:
