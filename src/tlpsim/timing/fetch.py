@@ -63,7 +63,7 @@ class Fetch:
     def __len__(self) -> int:
         pf = self.prefetch
         return (len(self.queue) + len(self.filled) + len(self.decoding) + len(self.flushed)
-                + (1 if pf is not None and pf.next <= pf.end else 0))
+                + (1 if pf is not None and pf.pending() else 0))
 
     def want(self, w: Warp) -> None:
         """Queue `w` for a refill if its buffer is empty and it has instructions left."""
@@ -110,7 +110,7 @@ class Fetch:
         q = self.queue
         dec = self.decoding
         pf = self.prefetch
-        if not q and not self.filled and not dec and not self.flushed and (pf is None or pf.next > pf.end):
+        if not q and not self.filled and not dec and not self.flushed and (pf is None or not pf.pending()):
             return False
         if dec:
             self.decoding = []
@@ -167,7 +167,7 @@ class Fetch:
                     ldst.send_fetch(line, value, l1i, now)
             if pf is not None:
                 pf.on_fetch(line, outcome == "miss")
-        if pf is not None and pf.next <= pf.end:
+        if pf is not None and pf.pending():
             self._prefetch(pf, now)
         return True
 
@@ -178,7 +178,7 @@ class Fetch:
         assert l1i is not None
         arr, mshr = l1i.array, l1i.mshr
         lb = pf.line_bytes
-        while pf.next <= pf.end:
+        while pf.pending():
             line = pf.next
             if line in arr or mshr.lookup(line) or line in pf.inflight:
                 pf.next = line + lb
@@ -195,9 +195,7 @@ class Fetch:
         pf, l1i = self.prefetch, self.l1i
         assert pf is not None and l1i is not None
         l1i.install(line)
-        waiters = pf.arrived(line)
-        if waiters:
-            self.filled.extend(waiters)
+        self.arrived(pf.arrived(line))
 
     def arrived(self, waiters: list[Any]) -> None:
         """Warps whose instruction line was filled (from the LD/ST unit's reply path)."""

@@ -70,8 +70,9 @@ class FlitQueue(TimedQueue):
     A pop that leaves room for a largest packet wakes the producer.
 
     The TimedQueue operations are restated here with the flits of each packet
-    computed once at push and kept with it (the ring's units): these queues carry every packet of the interconnect, so the generic
-    per-call `units_of` dispatch dominated the memory side. Behaviour, counters and
+    computed once at push and kept with it (the ring's units): these queues carry
+    every packet of the interconnect, so the generic per-call `units_of` dispatch
+    dominated the memory side. Behaviour, counters and
     wake-ups are exactly TimedQueue's."""
 
     def __init__(self, name: str, capacity_flits: int, flit_bytes: int, consumer: Component | None = None,

@@ -45,7 +45,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Final, cast
+from typing import Any, cast
 
 from tlpsim.timing.engine import ClockDomain, Component
 from tlpsim.timing.iheap import heap_pop, heap_push, new_heap

@@ -18,8 +18,8 @@ from typing import Any
 
 class StreamPrefetcher:
     """Which instruction line to prefetch next, and the warps waiting for lines in
-    flight. `Fetch` asks it at every demand fetch (`on_fetch`) and once a cycle for
-    the next request (`next_line`)."""
+    flight. `Fetch` tells it of every demand fetch (`on_fetch`) and, while a line
+    is `pending`, sends `next` once a cycle (`requested`)."""
 
     def __init__(self, depth: int, line_bytes: int) -> None:
         if depth < 1:
