@@ -3,7 +3,7 @@
 import pytest
 
 from tlpsim.timing.cache import (ALL, HIT, HIT_RESERVED, MISS, RESERVATION_FAIL, SECTOR_MISS, STATUS_NAMES,
-                                 CacheArray, CachePolicy, MSHR, WriteActions, make_set_index,
+                                 CacheArray, CachePolicy, Eviction, MSHR, WriteActions, make_set_index,
                                  parse_gpgpusim_cache)
 
 L = 128  # line bytes
@@ -91,7 +91,7 @@ def test_dirty_eviction_and_write_states():
     c.access(L, 0b0001)
     c.fill(L, 0b0001)
     r = c.access(2 * L, 0b0001)                              # LRU victim is line 0, dirty
-    assert r.evicted == (0, 0b0011, 0b0011)
+    assert r.evicted == Eviction(0, 0b0011, 0b0011)
     s = c.stats
     assert (s.evictions, s.writebacks, s.writeback_sectors) == (1, 1, 2)
     c.write(L, 0b0100, dirty=False)                          # write-through store: valid, clean
@@ -115,7 +115,7 @@ def test_fill_allocates_on_fill_and_reports_eviction():
     assert c.fill(0, 0b1111) is None
     c.mark_dirty(0, 0b0010)
     ev = c.fill(L, 0b0001)
-    assert ev == (0, 0b1111, 0b0010)
+    assert ev == Eviction(0, 0b1111, 0b0010)
 
 
 def test_invalidate_and_flush():
@@ -123,9 +123,9 @@ def test_invalidate_and_flush():
     c.access(0, reserve=False)
     c.write(0, 0b0011)
     c.access(L, 0b0001)                                      # pending
-    assert c.flush() == [(0, 0b0011, 0b0011)]
+    assert c.flush() == [Eviction(0, 0b0011, 0b0011)]
     assert c.state(0) == (0b0011, 0, 0) and c.flush() == []
-    assert c.invalidate(0, 0b0001) == (0, 0b0001, 0)
+    assert c.invalidate(0, 0b0001) == Eviction(0, 0b0001, 0)
     assert c.state(0) == (0b0010, 0, 0)
     c.invalidate_all()
     assert 0 not in c and c.state(L) == (0, 0, 0b0001)        # pending fill kept

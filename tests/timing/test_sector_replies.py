@@ -82,10 +82,17 @@ def _unit():
     return u
 
 
-def _piece(addr, sector, token, parts=4):
-    p = MemRequest(READ, addr, 1 << sector, 0, token=token, is_reply=True)
-    p.t_l2, p.parts = 0, parts
-    return p
+def _pieces(addr, token, parts=4):
+    """The replies an L2 slice splits a read of line `addr` into, by sector: the first
+    (sector 0) carries the gathering, the others name it (`group`), as _sector_pieces does."""
+    out = []
+    for s in range(parts):
+        p = MemRequest(READ, addr, 1 << s, 0, token=token, is_reply=True)
+        p.t_l2, p.parts = 0, parts
+        if out:
+            p.group = out[0]
+        out.append(p)
+    return out
 
 
 def test_the_unit_uses_a_split_reply_once_every_piece_is_back():
@@ -96,16 +103,17 @@ def test_the_unit_uses_a_split_reply_once_every_piece_is_back():
     warp = SimpleNamespace(inflight=1, done=False)
     ins = _Instr(warp, 0, [], READ, None, None)
     ins.outstanding = 2                               # two lines requested
-    order = [(0x1000, 2), (0x2000, 0), (0x1000, 0), (0x2000, 3), (0x1000, 3), (0x2000, 1)]
-    for k, (addr, s) in enumerate(order):
-        u._reply(_piece(addr, s, ins), 10 + k)
+    a, b = _pieces(0x1000, ins), _pieces(0x2000, ins)
+    order = [a[2], b[0], a[0], b[3], a[3], b[1]]
+    for k, p in enumerate(order):
+        u._reply(p, 10 + k)
         assert ins.outstanding == 2                   # neither line complete yet
-    u._reply(_piece(0x1000, 1, ins), 20)              # line 0x1000's fourth piece
+    u._reply(a[1], 20)                                # line 0x1000's fourth piece
     assert ins.outstanding == 1
-    assert u.stats.mem_latency_sectors == 7 and not u._parts.get((id(ins), 0x1000))
-    assert u._parts[(id(ins), 0x2000)] == [3, 0b1011]
-    u._reply(_piece(0x2000, 2, ins), 21)
-    assert ins.outstanding == 0 and not u._parts
+    assert u.stats.mem_latency_sectors == 7 and a[1].sector_mask == 0b1111
+    assert (b[0].got, b[0].got_mask) == (3, 0b1011)   # line 0x2000: three pieces in
+    u._reply(b[2], 21)
+    assert ins.outstanding == 0 and b[2].sector_mask == 0b1111
 
 
 def test_an_l1_miss_fills_the_line_with_its_last_piece():
@@ -119,11 +127,12 @@ def test_an_l1_miss_fills_the_line_with_its_last_piece():
     waiter.outstanding = 1
     l1d.mshr.allocate(0x1000, waiter, 0b1111)
     token = ("fill", l1d, 0x1000)
+    pieces = _pieces(0x1000, token)
     for s in (0, 1, 2):
-        u._reply(_piece(0x1000, s, token), 50 + s)
+        u._reply(pieces[s], 50 + s)
         assert waiter.outstanding == 1 and l1d.mshr.lookup(0x1000)
         assert l1d.array.probe(0x1000, 0b1111, check_alloc=False) != HIT
-    u._reply(_piece(0x1000, 3, token), 53)
+    u._reply(pieces[3], 53)
     assert waiter.outstanding == 0 and warp.inflight == 0 and not l1d.mshr.lookup(0x1000)
     assert l1d.array.probe(0x1000, 0b1111, check_alloc=False) == HIT
 

@@ -277,7 +277,7 @@ def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem, plugin
                                       sector_write_acks=cfg.l2.sector_write_acks and cfg.l2.sectored,
                                       n_sms=cfg.gpu.n_sms, cta_slots=max_ctas),
                     l1d, l1c, mem.sm_out[sm_id], mem.sm_in[sm_id],
-                    mem.amap.partition_of)  # the compiled method itself: called per request
+                    mem.amap)  # the map itself: asked per request through a compiled call
     ldst.bypass_global = cfg.l1d.enabled and cfg.l1d.bypass_global
     return SMParts(params, scheds, operands, allocator, ldst, events, ports, insts)
 

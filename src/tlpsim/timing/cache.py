@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from tlpsim.timing.cache_policy import (  # noqa: F401
     CachePolicy,
@@ -62,8 +62,19 @@ class CacheStats:
 
     def count_fail(self, reason: str, n: int = 1) -> None:
         """Count `n` refused attempts; `reason` names the counter (res_fail_set, _mshr,
-        _merge or _queue)."""
-        setattr(self, reason, getattr(self, reason) + n)
+        _merge or _queue). (Branches, not setattr: a compiled attribute by name is a
+        generic lookup.)"""
+        if reason == "res_fail_mshr":
+            self.res_fail_mshr += n
+        elif reason == "res_fail_queue":
+            self.res_fail_queue += n
+        elif reason == "res_fail_merge":
+            self.res_fail_merge += n
+        elif reason == "res_fail_set":
+            self.res_fail_set += n
+        else:
+            raise ValueError(f"unknown reservation-fail counter {reason!r}: res_fail_set, res_fail_mshr, "
+                             f"res_fail_merge or res_fail_queue")
 
     @property
     def reservation_fails(self) -> int:
@@ -167,13 +178,28 @@ def make_set_index(name: str, n_sets: int, line_bytes: int) -> Callable[[int], i
 
 # ---------------------------------------------------------------------------- tag array
 
-class Eviction(NamedTuple):
+class Eviction:
     """A line leaving the cache: its address and which sectors were valid / dirty
-    (dirty sectors must be written to the next level)."""
+    (dirty sectors must be written to the next level). A plain class, not a
+    NamedTuple: the compiled core builds a NamedTuple through its Python-level
+    `__new__`, a few thousand instructions per eviction."""
 
-    addr: int
-    valid: int
-    dirty: int
+    __slots__ = ("addr", "valid", "dirty")
+
+    def __init__(self, addr: int, valid: int, dirty: int) -> None:
+        self.addr = addr
+        self.valid = valid
+        self.dirty = dirty
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Eviction) and self.addr == other.addr and self.valid == other.valid
+                and self.dirty == other.dirty)
+
+    def __hash__(self) -> int:
+        return hash((self.addr, self.valid, self.dirty))
+
+    def __repr__(self) -> str:
+        return f"Eviction(addr={self.addr:#x}, valid={self.valid:#x}, dirty={self.dirty:#x})"
 
 
 class AccessResult:

@@ -44,10 +44,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, cast
 
 from tlpsim.timing.engine import ClockDomain, Component
+from librt.vecs import vec
+from mypy_extensions import i64
+
 from tlpsim.timing.iheap import heap_pop, heap_push, new_heap
 from tlpsim.timing.flits import (  # noqa: F401 - re-exported: the crossbar's queues live in flits.py
     LINE_BYTES,
@@ -98,14 +101,15 @@ class CrossbarStats:
     conflicts: int = 0             # requests that lost an arbitration to another input
     contention_stalls: int = 0     # input-cycles a ready head packet waited for an output another packet held
     backpressure_stalls: int = 0   # input-cycles a ready head packet waited for output-buffer room
-    input_busy: list[int] = field(default_factory=list)
-    output_busy: list[int] = field(default_factory=list)
+    # per port (unboxed: added to per packet; to_dict reports them as lists)
+    input_busy: vec[i64] = field(default_factory=lambda: vec[i64]())
+    output_busy: vec[i64] = field(default_factory=lambda: vec[i64]())
 
     def __post_init__(self) -> None:
-        if not self.input_busy:
-            self.input_busy = [0] * self.n_inputs
-        if not self.output_busy:
-            self.output_busy = [0] * self.n_outputs
+        if not len(self.input_busy):
+            self.input_busy = vec[i64]([0] * self.n_inputs)
+        if not len(self.output_busy):
+            self.output_busy = vec[i64]([0] * self.n_outputs)
 
     @property
     def avg_latency(self) -> float:
@@ -116,7 +120,9 @@ class CrossbarStats:
         return self.flits / (self.n_outputs * cycles) if cycles > 0 else 0.0
 
     def to_dict(self, cycles: int | None = None, sustainable_fraction: float = SUSTAINABLE_FRACTION) -> dict:
-        d = asdict(self)
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["input_busy"] = list(self.input_busy)
+        d["output_busy"] = list(self.output_busy)
         d["avg_latency"] = self.avg_latency
         if cycles is not None:
             u = self.utilisation(cycles)
@@ -179,6 +185,9 @@ class Crossbar(Component):
         self.flit_bytes = flit_bytes
         self.latency = latency
         self.route = route or default_route
+        # the two networks' own routes are read in place (a call through a Callable
+        # attribute is a generic call per packet in the compiled core)
+        self._route_kind = 1 if self.route is route_to_slice else 2 if self.route is route_to_sm else 0
         self.arbitration = arbitration
         self._random = arbitration == "random"
         self.seed = seed
@@ -210,17 +219,18 @@ class Crossbar(Component):
         self._delivery_cycles = new_heap()
         self._deliveries: dict[int, list[tuple[int, int, Any, int]]] = {}
         self._n_deliveries = 0
-        self._busy_in = [False] * n_inputs
-        self._requesting = [False] * n_inputs
+        # per-port state in unboxed vectors (a list's ints are objects: docs/compiled-core.md)
+        self._busy_in = vec[bool]([False] * n_inputs)
+        self._requesting = vec[bool]([False] * n_inputs)
         # per output, the inputs whose ready head packet routes to it (bit i: input i) and
         # how many; and the outputs with any such request (bit o: output o)
         self._req_in = [0] * n_outputs
-        self._req_n = [0] * n_outputs
+        self._req_n = vec[i64]([0] * n_outputs)
         self._req_outs = 0
-        self._held = [False] * n_outputs
-        self._reserved = [0] * n_outputs                  # credits in flight (flits or packets)
-        self._flit_out = [isinstance(q, FlitQueue) for q in self.outputs]
-        self._ptr = [0] * n_outputs
+        self._held = vec[bool]([False] * n_outputs)
+        self._reserved = vec[i64]([0] * n_outputs)        # credits in flight (flits or packets)
+        self._flit_out = vec[bool]([isinstance(q, FlitQueue) for q in self.outputs])
+        self._ptr = vec[i64]([0] * n_outputs)
         # internal speed-up s > 1 (booksim's internal_speedup): the switch moves s flits a
         # cycle, so a packet whose flits have all reached the router frees its input and
         # output after ceil(flits / s) cycles, while each port's link still carries one
@@ -228,13 +238,13 @@ class Crossbar(Component):
         # (`_in_tail`: the cycle its last packet's tail is in) and an output's packets
         # leave one flit a cycle (`_link_free`)
         self._speedup = internal_speedup
-        self._in_tail = [0] * n_inputs
-        self._link_free = [0] * n_outputs
+        self._in_tail = vec[i64]([0] * n_inputs)
+        self._link_free = vec[i64]([0] * n_outputs)
         self._wait_contention = 0                         # waiting inputs per cycle, by cause (skipped())
         self._wait_backpressure = 0
         # packets queued before the crossbar adopted an input were never reported by
         # its port: they are announced one at a time as they reach the head
-        self._unannounced = [len(q) for q in self.inputs]
+        self._unannounced = vec[i64]([len(q) for q in self.inputs])
 
         for i, q in enumerate(self.inputs):
             q.consumer = _InputPort(self, i)
@@ -270,7 +280,10 @@ class Crossbar(Component):
         """Input i is idle: make its head packet a request if it is ready."""
         q = self.inputs[i]
         if q.ready(now):
-            o = self.route(q.peek())
+            pkt = q.peek()
+            kind = self._route_kind
+            o = (cast(MemRequest, pkt).partition if kind == 1 else cast(MemRequest, pkt).src_sm if kind == 2
+                 else self.route(pkt))
             if not 0 <= o < self.n_outputs:
                 raise ValueError(f"crossbar {self.name}: route() sent a packet from input {i} to output {o}, "
                                  f"outside 0..{self.n_outputs - 1}")
@@ -341,7 +354,7 @@ class Crossbar(Component):
         # round-robin: the first requester at or after the output's pointer. With
         # FIFO inputs each input requests exactly one output, so iSLIP's accept
         # phase always accepts and one-iteration iSLIP makes this same choice.
-        p = self._ptr[o]
+        p = int(self._ptr[o])
         after = reqs >> p << p
         x = after if after else reqs
         return (x & -x).bit_length() - 1
@@ -421,7 +434,7 @@ class Crossbar(Component):
             arrival = q_in.head_ready_time() // self._period
             q_in.pop()
             if self._unannounced[i]:
-                self._unannounced[i] -= 1
+                self._unannounced[i] = self._unannounced[i] - 1
                 if self._unannounced[i]:
                     self._note_arrival(q_in.head_ready_time(), i)
             req_in[o] = reqs & ~(1 << i)
@@ -439,13 +452,14 @@ class Crossbar(Component):
             if self._speedup == 1.0:
                 end = done = cycle + f
             else:
-                tail = self._in_tail[i]
+                # (int(): an i64 read mixed with ints in a conditional boxes both)
+                tail = int(self._in_tail[i])
                 tail = (arrival if arrival > tail else tail) + f
                 self._in_tail[i] = tail
                 end = cycle + int(math.ceil(f / self._speedup))
                 if tail > end:
                     end = tail
-                link = self._link_free[o]
+                link = int(self._link_free[o])
                 done = (link if link > cycle else cycle) + f
                 self._link_free[o] = done
                 if end > done:

@@ -48,6 +48,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import cast
 
 from tlpsim.timing.cache import (
     HIT,
@@ -61,6 +62,7 @@ from tlpsim.timing.cache import (
     CacheStats,
     MSHRStats,
 )
+from tlpsim.timing.duering import DueRing
 from tlpsim.timing.engine import ClockDomain, Component
 from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest, popcount, sector_requests
 from tlpsim.timing.queues import TimedQueue
@@ -169,7 +171,7 @@ class L2Slice(Component):
             if q.producer is None:
                 q.producer = self
         self.stats = L2Stats(cache=self.cache.stats, mshr=self.mshr.stats)
-        self._rop: deque[tuple[int, MemRequest]] = deque()   # (ready cycle, request)
+        self._rop = DueRing()   # (ready cycle, request)
         self._rop_cap = hit_latency if rop_entries is None else rop_entries
         # Near/far halves (l2.far_latency > 0): a request from an SM wired to the other half
         # crosses to this slice and back, so it waits far_latency more in its own FIFO (a
@@ -180,7 +182,7 @@ class L2Slice(Component):
         self.far_latency = far_latency
         self._split = far_latency > 0
         self._sm_sides: list[int] = list(sm_sides) if sm_sides else []
-        self._rop_far: deque[tuple[int, MemRequest]] = deque()
+        self._rop_far = DueRing()
         if self._split and rop_entries is None:
             self._rop_cap = hit_latency + far_latency
         self._replica: dict[int, int] = {}      # line → sectors copied into the other half (LRU order)
@@ -199,7 +201,7 @@ class L2Slice(Component):
 
     # -- engine interface -------------------------------------------------------------
     def busy(self) -> bool:
-        return bool(self._rop or self._rop_far or self._resp or self._missq or len(self.mshr)
+        return bool(len(self._rop) or len(self._rop_far) or self._resp or self._missq or len(self.mshr)
                     or len(self.from_icnt) or len(self.from_dram))
 
     def skipped(self, first: int, last: int) -> None:
@@ -229,10 +231,12 @@ class L2Slice(Component):
                 progress = True
         rop = self._rop
         far = self._rop_far
+        n_rop, n_far = len(rop), len(far)
         lane = rop
-        if far and (not rop or far[0][0] < rop[0][0]):
+        if n_far and (not n_rop or far.head_due() < rop.head_due()):
             lane = far          # the two FIFOs meet at the tag lookup, earliest due first
-        if lane and lane[0][0] <= cycle and cycle >= self._port_free and self._lookup(lane[0][1], cycle, now):
+        if (len(lane) and lane.head_due() <= cycle and cycle >= self._port_free
+                and self._lookup(cast(MemRequest, lane.head()), cycle, now)):
             lane.popleft()
             progress = True
         if len(rop) + len(far) < self._rop_cap:
@@ -242,17 +246,17 @@ class L2Slice(Component):
                 req.t_l2 = now  # (the memory-latency statistic: GPGPU-Sim's averagemflatency)
                 if self._split and self._crosses(req):
                     due = cycle + self.hit_latency + self.far_latency
-                    far.append((due, req))
+                    far.append(due, req)
                 else:
                     due = cycle + self.hit_latency
-                    rop.append((due, req))
+                    rop.append(due, req)
                 self._wake_at(due)
                 progress = True
         missq = self._missq
         if missq and self.to_dram.can_push():
             self.to_dram.push(missq.popleft(), now)
             progress = True
-        if rop or far or resp or missq or self._mshr_lines:
+        if len(rop) or len(far) or resp or missq or self._mshr_lines:
             self._occupied = True
             self.stats.occupied_cycles += 1
         else:
@@ -266,9 +270,9 @@ class L2Slice(Component):
         # and a later DRAM reply each have the timer their push / accept set, and the
         # state (so the skipped() back-fill) stays as it is. This spares the idle
         # tick that would follow every burst of work.
-        if rop and rop[0][0] <= cycle + 1:
+        if len(rop) and rop.head_due() <= cycle + 1:
             return True
-        if far and far[0][0] <= cycle + 1:
+        if len(far) and far.head_due() <= cycle + 1:
             return True
         if len(rop) + len(far) < self._rop_cap and self.from_icnt.ready(now):
             return True
@@ -575,6 +579,8 @@ class L2Slice(Component):
             p = MemRequest(req.kind, req.addr, 1 << s, req.src_sm, req.partition, req.token, req.t_created, True)
             p.t_l2 = req.t_l2
             p.parts = parts
+            if gather:
+                p.group = req
             pieces.append(p)
         return pieces
 

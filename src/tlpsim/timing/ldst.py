@@ -30,6 +30,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, cast
 
+from tlpsim.timing.addrmap import AddressMap
 from tlpsim.timing.cache_port import WRITE_ABSORBED, CachePort
 from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest, popcount, sector_requests
 from tlpsim.timing.queues import TimedQueue
@@ -61,14 +62,18 @@ class LdstUnit:
     _period: int    # its core clock period (fs)
 
     def __init__(self, sm_id: int, params: LdstParams, l1d: CachePort | None, l1c: CachePort, to_icnt: TimedQueue,
-                 from_icnt: TimedQueue, partition_of: Callable[[int], int]) -> None:
+                 from_icnt: TimedQueue, partition_of: Callable[[int], int] | AddressMap) -> None:
         self.sm_id = sm_id
         self.p = params
         self.l1d = l1d
         self.l1c = l1c
         self.to_icnt = to_icnt
         self.from_icnt = from_icnt
-        self.partition_of = partition_of
+        # an address map is asked directly (a compiled call; a bound method through a
+        # Callable attribute is a generic call per request)
+        self._amap: AddressMap | None = partition_of if isinstance(partition_of, AddressMap) else None
+        self.partition_of: Callable[[int], int] = (partition_of.partition_of if isinstance(partition_of, AddressMap)
+                                                   else partition_of)
         self.stats = SMStats()              # the SM lends its own record (attach)
         # (start cycle, warp, static instr, mem row, position in the warp's stream)
         self.queue: deque[tuple[int, Any, StaticInstr, int, int]] = deque()
@@ -99,7 +104,6 @@ class LdstUnit:
         self._refused_at: tuple[int, int, int] = (-1, -1, -1)
         self._refused_why = ""
         self._wb_booked: set[int] = set()   # cycles the writeback register is taken (wb_register)
-        self._parts: dict[tuple[int, int], list[int]] = {}  # split reply (token, line) -> [pieces, sectors]
 
     # ------------------------------------------------------------ interface to the SM
 
@@ -292,10 +296,14 @@ class LdstUnit:
         if not self.to_icnt.can_push():
             return False
         t = now * self._period
-        req = MemRequest(kind, line, mask, self.sm_id, self.partition_of(line), token, t)
+        req = MemRequest(kind, line, mask, self.sm_id, self._partition(line), token, t)
         self.to_icnt.push(req, t)
         self.stats.mem_requests += 1
         return True
+
+    def _partition(self, line: int) -> int:
+        amap = self._amap
+        return amap.partition_of(line) if amap is not None else self.partition_of(line)
 
     def _missq_room(self) -> bool:
         return len(self.missq) < self.missq_cap
@@ -311,7 +319,7 @@ class LdstUnit:
         False: a dirty line's writeback, which the L2 does not acknowledge."""
         if len(self.missq) >= self.missq_cap:
             return False
-        req = MemRequest(kind, line, mask, self.sm_id, self.partition_of(line), token, now * self._period)
+        req = MemRequest(kind, line, mask, self.sm_id, self._partition(line), token, now * self._period)
         if not ack:
             req.ack = False
         self.missq.append((now + 1, req))
@@ -474,17 +482,14 @@ class LdstUnit:
         (`l2.sector_replies`): False until the last of them, which then carries every
         sector the pieces brought (the requester uses the data once all are back, as
         GPGPU-Sim's sector MSHR waits for its pending_read count)."""
-        key = (id(req.token), req.addr)   # a bypassing instruction is the token of each of its lines
-        got = self._parts.get(key)
-        if got is None:
-            self._parts[key] = [1, req.sector_mask]
+        g = req.group
+        if g is None:  # the first reply of the split counts for them all
+            g = req
+        g.got += 1
+        g.got_mask |= req.sector_mask
+        if g.got < req.parts:
             return False
-        got[0] = got[0] + 1  # (not +=: docs/compiled-core.md)
-        got[1] = got[1] | req.sector_mask
-        if got[0] < req.parts:
-            return False
-        del self._parts[key]
-        req.sector_mask = got[1]
+        req.sector_mask = g.got_mask
         return True
 
     def _arrived(self, ins: _Instr, now: int) -> None:

@@ -45,7 +45,7 @@ class MemRequest:
     dataclass: one is created per request, and the compiled core builds it natively.)"""
 
     __slots__ = ("kind", "addr", "sector_mask", "src_sm", "partition", "token", "t_created", "is_reply", "t_l2",
-                 "ack", "parts")
+                 "ack", "parts", "group", "got", "got_mask")
 
     def __init__(self, kind: str, addr: int, sector_mask: int, src_sm: int, partition: int = -1,
                  token: Any = None, t_created: int = 0, is_reply: bool = False) -> None:
@@ -60,6 +60,11 @@ class MemRequest:
         self.t_l2 = -1                  # fs when an L2 slice accepted it (-1: not yet)
         self.ack = True                 # a write the L2 acknowledges (an L1's dirty-line writeback is not)
         self.parts = 1                  # replies this request's reply is split into (one per sector request)
+        # a split reply's pieces name the first reply (`group`: None on it), which counts
+        # the pieces the requester has gathered and their sectors
+        self.group: MemRequest | None = None
+        self.got = 0
+        self.got_mask = 0
 
     def __repr__(self) -> str:
         return (f"MemRequest(kind={self.kind!r}, addr={self.addr:#x}, sector_mask={self.sector_mask:#x}, "

@@ -29,7 +29,7 @@ from tlpsim.timing.ldst import LdstUnit
 from tlpsim.timing.regbanks import OperandStats, RegisterBanks
 from tlpsim.timing.slots import Slots
 from tlpsim.timing.static import DP, K_BAR, K_EXIT, SFU, SP
-from tlpsim.timing.stats import ACTIVE, CORE_STALL, IDLE, MEM_STALL, SMStats
+from tlpsim.timing.stats import ACTIVE_I, CORE_STALL_I, IDLE_I, MEM_STALL_I, SMStats
 from tlpsim.timing.units import FunctionalUnits
 from tlpsim.timing.warp import Warp
 from tlpsim.timing.writeback import Writeback
@@ -99,7 +99,7 @@ class SM(Component):
         fe.issue, fe.ldst = iss, ldst
         ba.issue, ba.fetch, ba.slots = iss, fe, sl
         wb.issue = iss
-        self.last_class = IDLE
+        self.last_class = IDLE_I   # (an index of stats.class_cycles)
         # cycles nothing issued while every warp that may issue (not held by a plug-in)
         # waited on a memory load: Kayiran et al.'s C_mem (DYNCTA), for the window event
         self.mem_wait_cycles = 0
@@ -266,12 +266,12 @@ class SM(Component):
         # 5. statistics of this cycle
         n_warps = slots.n_warps
         if issued:
-            cls = ACTIVE
+            cls = ACTIVE_I
         elif not n_warps:
-            cls = IDLE
+            cls = IDLE_I
         else:
             cls = self._classify(structural)
-        cyc = st.cycles
+        cyc = st.class_cycles
         cyc[cls] = cyc[cls] + 1  # (not +=: docs/compiled-core.md)
         if n_warps:
             st.issue_slots += self.p.n_schedulers
@@ -315,7 +315,7 @@ class SM(Component):
     def skipped(self, first: int, last: int) -> None:
         n = last - first + 1
         st = self.stats
-        cyc = st.cycles
+        cyc = st.class_cycles
         cyc[self.last_class] = cyc[self.last_class] + n
         if self.last_mem_wait:
             self.mem_wait_cycles += n
@@ -337,14 +337,14 @@ class SM(Component):
                 return False
         return True
 
-    def _classify(self, structural: bool) -> str:
+    def _classify(self, structural: bool) -> int:
         if structural or self.ldst.stalled:
-            return CORE_STALL
+            return CORE_STALL_I
         if self.issue.n_mem_blocked:
-            return MEM_STALL
+            return MEM_STALL_I
         if len(self.wb):
-            return CORE_STALL  # waiting on pipeline results
-        return IDLE
+            return CORE_STALL_I  # waiting on pipeline results
+        return IDLE_I
 
     def _next_unit_free(self, now: int) -> int | None:
         times: list[int] = []

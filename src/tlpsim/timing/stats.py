@@ -5,8 +5,11 @@ when the record is built."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Final
+
+from librt.vecs import vec
+from mypy_extensions import i64
 
 # per-SM cycle classes (Lee et al. HPCA 2014, section 3)
 ACTIVE: Final = "active"
@@ -14,13 +17,21 @@ IDLE: Final = "idle"
 MEM_STALL: Final = "mem_stall"
 CORE_STALL: Final = "core_stall"
 CYCLE_CLASSES = (ACTIVE, IDLE, MEM_STALL, CORE_STALL)
+# their indices in SMStats.class_cycles (the SM counts one every cycle)
+ACTIVE_I: Final = 0
+IDLE_I: Final = 1
+MEM_STALL_I: Final = 2
+CORE_STALL_I: Final = 3
 
 
 @dataclass
 class SMStats:
     """Counters of one SM."""
 
-    cycles: dict[str, int] = field(default_factory=lambda: {c: 0 for c in CYCLE_CLASSES})
+    # cycles per class, in CYCLE_CLASSES order: unboxed, as the SM adds to one every
+    # cycle (a dict of boxed counts cost a lookup and an allocation per cycle); read as
+    # the `cycles` dict
+    class_cycles: vec[i64] = field(default_factory=lambda: vec[i64]([0] * len(CYCLE_CLASSES)))
     warp_insts: int = 0
     thread_insts: int = 0
     issue_slots: int = 0          # scheduler-cycles available (n_schedulers x cycles with resident warps)
@@ -64,11 +75,22 @@ class SMStats:
     # so exact and free per cycle): the full-occupancy share is the part at the CTA limit
     cta_count_cycles: list[int] = field(default_factory=list)
 
+    @property
+    def cycles(self) -> dict[str, int]:
+        """Cycles per class: ACTIVE / IDLE / MEM_STALL / CORE_STALL -> cycles."""
+        return {c: int(self.class_cycles[k]) for k, c in enumerate(CYCLE_CLASSES)}
+
     def add_stall(self, reason: str, n: int = 1) -> None:
         self.stall_reasons[reason] = self.stall_reasons.get(reason, 0) + n
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d: dict = {"cycles": self.cycles}
+        for f in fields(self):
+            if f.name == "class_cycles":
+                continue
+            v = getattr(self, f.name)
+            d[f.name] = dict(v) if isinstance(v, dict) else list(v) if isinstance(v, list) else v
+        return d
 
 
 @dataclass
