@@ -35,6 +35,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "tlpsim.timing.mem_types",
     "tlpsim.timing.addrmap",
     "tlpsim.timing.cache_policy",
+    "tlpsim.timing.set_index",
     "tlpsim.timing.cache",
     "tlpsim.timing.cache_port",
     "tlpsim.timing.l2",

@@ -282,7 +282,7 @@ def test_gtx480_mapping_six_channels_uses_modulo():
     assert d.bank == ((local >> 8) & 1) | (((local >> 13) & 7) << 1)
     assert d.col == (local & 0xFF) | (((local >> 9) & 0xF) << 8)
     assert d.row == (local >> 16) & 0xFFF and d.burst == 0xC7 & 0x3F
-    assert d == (4, 0b0101, 0x123, 0x2C7, 0x07, 4)
+    assert d.as_tuple() == (4, 0b0101, 0x123, 0x2C7, 0x07, 4)
 
 
 def test_partition_address_drops_channel_and_sub_partition_bits():

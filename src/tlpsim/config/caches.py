@@ -89,7 +89,7 @@ class CacheConfig(Section):
                     f"the associativity)"]
         # the set-index function's own limits (the Fermi hash knows only 32 or 64 sets
         # of 128 B), asked of the function the cache will use rather than restated here
-        from tlpsim.timing.cache import make_set_index
+        from tlpsim.timing.set_index import make_set_index
 
         try:
             make_set_index(self.set_index, sets, self.line_bytes)

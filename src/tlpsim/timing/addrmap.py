@@ -3,19 +3,41 @@ sub-partition), following GPGPU-Sim's `gpgpu_mem_addr_mapping` (addrdec.cc)."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any
 
 
-class DramAddr(NamedTuple):
+class DramAddr:
     """A decoded address: channel (chip), bank, row, column (byte in row), burst
-    offset, and memory sub-partition (L2 slice) = chip * n_sub + low bank bits."""
+    offset, and memory sub-partition (L2 slice) = chip * n_sub + low bank bits. A plain
+    class (one per DRAM request; the compiled core builds a NamedTuple through its
+    Python-level `__new__`); indexing and `as_tuple()` give the fields in that order."""
 
-    chip: int
-    bank: int
-    row: int
-    col: int
-    burst: int
-    sub_partition: int
+    __slots__ = ("chip", "bank", "row", "col", "burst", "sub_partition")
+
+    def __init__(self, chip: int, bank: int, row: int, col: int, burst: int, sub_partition: int) -> None:
+        self.chip = chip
+        self.bank = bank
+        self.row = row
+        self.col = col
+        self.burst = burst
+        self.sub_partition = sub_partition
+
+    def as_tuple(self) -> tuple[int, int, int, int, int, int]:
+        return (self.chip, self.bank, self.row, self.col, self.burst, self.sub_partition)
+
+    def __getitem__(self, k: Any) -> Any:
+        fields: Any = self.as_tuple()  # (Any: an index or a slice)
+        return fields[k]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DramAddr) and self.as_tuple() == other.as_tuple()
+
+    def __hash__(self) -> int:
+        return hash(self.as_tuple())
+
+    def __repr__(self) -> str:
+        return ("DramAddr(chip={}, bank={}, row={}, col={}, burst={}, sub_partition={})"
+                .format(*self.as_tuple()))
 
 
 def _runs(mask: int) -> tuple[tuple[int, int, int], ...]:

@@ -101,7 +101,7 @@ class MemorySystem:
         size_per_slice = c2.size_kb * 1024 // n_slices
         policy = _gpgpusim_policy_letters(c2)
         dram_delay = max(1, round(d.latency * cfg.gpu.dram_clock_mhz / cfg.gpu.core_clock_mhz))
-        local = self.amap.partition_address  # set index without the slice-select bits
+        local = self.amap  # set index by its partition_address: without the slice-select bits
         # near/far L2 halves (l2.far_latency): channels 0..n/2-1 and the even SMs are half 0
         self.far_latency = c2.far_latency
         sm_sides = [k % 2 for k in range(n_sms)] if c2.far_latency else None

@@ -25,7 +25,9 @@ from tlpsim.timing.cache_policy import (  # noqa: F401
 )
 
 # write policies live in cache_policy.py (re-exported here for existing imports)
+from tlpsim.timing.addrmap import AddressMap
 from tlpsim.timing.mem_types import popcount
+from tlpsim.timing.set_index import SET_INDEX_FUNCTIONS, SetIndex, make_set_index  # noqa: F401 - re-exported
 
 SECTOR_BYTES: Final = 32  # unit of MemRequest.sector_mask
 ALL: Final = -1        # "every sector" as a mask (x & ALL == x)
@@ -100,82 +102,6 @@ class MSHRStats:
         return asdict(self)
 
 
-# ---------------------------------------------------------------------------- set index
-
-# IPOLY hashing (Rau, ISCA 1991), the equations GPGPU-Sim's hashing.cc uses for
-# 16 (IPOLY(5)), 32 (IPOLY(37)) and 64 (IPOLY(67)) sets: index bit i is flipped by
-# the parity of these bits of addr >> (line bits + set bits).
-_IPOLY_BITS = {
-    16: ((11, 10, 9, 8, 6, 4, 3, 0), (12, 8, 7, 6, 5, 3, 1, 0), (9, 8, 7, 6, 4, 2, 1),
-         (10, 9, 8, 7, 5, 3, 2)),
-    32: ((13, 12, 11, 10, 9, 6, 5, 3, 0), (14, 13, 12, 11, 10, 7, 6, 4, 1), (14, 10, 9, 8, 7, 6, 3, 2, 0),
-         (11, 10, 9, 8, 7, 4, 3, 1), (12, 11, 10, 9, 8, 5, 4, 2)),
-    64: ((18, 17, 16, 15, 12, 10, 6, 5, 0), (15, 13, 12, 11, 10, 7, 5, 1, 0), (16, 14, 13, 12, 11, 8, 6, 2, 1),
-         (17, 15, 14, 13, 12, 9, 7, 3, 2), (18, 16, 15, 14, 13, 10, 8, 4, 3), (17, 16, 15, 14, 11, 9, 5, 4)),
-}
-# irreducible polynomials over GF(2) by degree (bit i = coefficient of x^i)
-_IRREDUCIBLE = {1: 0x3, 2: 0x7, 3: 0xB, 4: 0x13, 5: 0x25, 6: 0x43, 7: 0x83, 8: 0x11B, 9: 0x211, 10: 0x409,
-                11: 0x805, 12: 0x1053}
-SET_INDEX_FUNCTIONS = ("linear", "xor", "xor_hash", "hash", "fermi_hash", "ipoly")
-
-
-def make_set_index(name: str, n_sets: int, line_bytes: int) -> Callable[[int], int]:
-    """`addr -> set` (GPGPU-Sim cache_config::hash_function): linear = line number
-    mod sets; xor = that XOR the next set-index-width bits; hash = Fermi L1 hash
-    (Nugteren et al., HPCA 2014; 32/64 sets of 128 B); ipoly = IPOLY (16/32/64 sets)."""
-    ls = line_bytes.bit_length() - 1
-    pow2 = n_sets & (n_sets - 1) == 0
-    m = n_sets - 1
-    if name == "linear":
-        if pow2:
-            return lambda a: (a >> ls) & m
-        return lambda a: (a >> ls) % n_sets
-    if not pow2:
-        raise ValueError(f"set index {name!r} needs a power-of-two set count, not {n_sets}")
-    hs = ls + m.bit_length()
-    if name in ("xor", "xor_hash"):
-        return lambda a: ((a >> ls) ^ (a >> hs)) & m
-    if name in ("hash", "fermi_hash"):
-        if n_sets not in (32, 64) or line_bytes != 128:
-            raise ValueError(f"the Fermi hash set index needs 32 or 64 sets of 128-byte lines, "
-                             f"not {n_sets} x {line_bytes}")
-
-        def fermi(a: int) -> int:
-            upper = ((a & 0xE000) >> 13) | ((a & 0x20000) >> 14) | ((a & 0x80000) >> 15)
-            s = ((a >> 7) & 0x1F) ^ upper
-            return s | ((a & 0x1000) >> 7) if n_sets == 64 else s
-        return fermi
-    if name == "ipoly":
-        if n_sets not in _IPOLY_BITS:
-            # GPGPU-Sim tabulates 16/32/64 sets; for other powers of two use IPOLY's
-            # definition (Rau, ISCA 1991): the line number modulo an irreducible
-            # polynomial of degree log2(sets) over GF(2)
-            k = n_sets.bit_length() - 1
-            poly = _IRREDUCIBLE.get(k)
-            if poly is None:
-                raise ValueError(f"the ipoly set index supports 2..4096 sets (powers of two), not {n_sets}")
-
-            def ipoly_mod(a: int) -> int:
-                x = a >> ls
-                n = x.bit_length()
-                while n > k:
-                    x ^= poly << (n - 1 - k)
-                    n = x.bit_length()
-                return x
-            return ipoly_mod
-        masks = tuple((i, sum(1 << b for b in bits)) for i, bits in enumerate(_IPOLY_BITS[n_sets]))
-
-        def ipoly(a: int) -> int:
-            h = a >> hs
-            idx = (a >> ls) & m
-            for i, mk in masks:
-                if popcount(h & mk) & 1:
-                    idx ^= 1 << i
-            return idx
-        return ipoly
-    raise ValueError(f"unknown set index function {name!r}; choose one of {list(SET_INDEX_FUNCTIONS)}")
-
-
 # ---------------------------------------------------------------------------- tag array
 
 class Eviction:
@@ -243,7 +169,7 @@ class CacheArray:
 
     def __init__(self, size_bytes: int, assoc: int, line_bytes: int = 128, sector_bytes: int | None = 32,
                  replacement: str = "lru", set_index: str = "linear",
-                 index_addr: Callable[[int], int] | None = None) -> None:
+                 index_addr: AddressMap | Callable[[int], int] | None = None) -> None:
         if line_bytes < SECTOR_BYTES or line_bytes & (line_bytes - 1):
             raise ValueError(f"line_bytes must be a power of two >= {SECTOR_BYTES}, not {line_bytes}")
         if assoc < 1 or size_bytes < line_bytes * assoc or size_bytes % (line_bytes * assoc):
@@ -261,8 +187,8 @@ class CacheArray:
         self.n_sectors = line_bytes // SECTOR_BYTES
         self.full_mask = (1 << self.n_sectors) - 1
         self._lru = _choice("replacement policy", replacement, {"lru": True, "fifo": False})
-        fn = make_set_index(set_index, self.n_sets, line_bytes)
-        self.set_index: Callable[[int], int] = fn if index_addr is None else (lambda a: fn(index_addr(a)))
+        # (an address map as `index_addr`: its partition_address, asked natively)
+        self._index = SetIndex(set_index, self.n_sets, line_bytes, index_addr)
         g = granule // SECTOR_BYTES
         self._widen_tbl: list[int] | None = None
         if g > 1:
@@ -280,6 +206,10 @@ class CacheArray:
         mask &= self.full_mask
         t = self._widen_tbl
         return mask if t is None else t[mask]
+
+    def set_index(self, addr: int) -> int:
+        """The set `addr` falls in."""
+        return self._index.index(addr)
 
     def __contains__(self, addr: int) -> bool:
         return addr in self._lines
@@ -304,7 +234,7 @@ class CacheArray:
         write). `check_alloc=False` skips that check (the caller asks `victim()`)."""
         ln = self._lines.get(addr)
         if ln is None:
-            if not check_alloc or self._victim(self.set_index(addr)) is not False:
+            if not check_alloc or self._victim(self._index.index(addr)) is not False:
                 return MISS
             return RESERVATION_FAIL
         need = self.widen(mask) & ~ln.valid
@@ -322,7 +252,7 @@ class CacheArray:
         """(can allocate `addr`, the line that would be evicted or None)."""
         if addr in self._lines:
             return True, None
-        v = self._victim(self.set_index(addr))
+        v = self._victim(self._index.index(addr))
         if isinstance(v, bool):  # False: every way has a pending fill
             return False, None
         return True, (None if v is None else Eviction(v.addr, v.valid, v.dirty))
@@ -371,7 +301,7 @@ class CacheArray:
             st.accesses += 1
             st.misses += 1
             return AccessResult(MISS, mask, None)
-        set_idx = self.set_index(addr)
+        set_idx = self._index.index(addr)
         v = self._victim(set_idx)
         if isinstance(v, bool):
             st.res_fail_set += 1
@@ -414,7 +344,7 @@ class CacheArray:
         if ln is None:
             if not allocate:
                 return
-            set_idx = self.set_index(addr)
+            set_idx = self._index.index(addr)
             v = self._victim(set_idx)
             if isinstance(v, bool):
                 return
@@ -459,7 +389,7 @@ class CacheArray:
         ln = self._lines.get(addr)
         evicted = None
         if ln is None:
-            set_idx = self.set_index(addr)
+            set_idx = self._index.index(addr)
             v = self._victim(set_idx)
             if isinstance(v, bool):
                 raise RuntimeError(f"fill of {addr:#x} into a set whose ways all have pending fills: "

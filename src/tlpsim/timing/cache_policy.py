@@ -55,7 +55,7 @@ class CachePolicy:
                                    ("write_allocate", self.write_allocate, _WRITE_ALLOC)):
             if value not in names.values():
                 raise ValueError(f"unknown {what} {value!r}; choose one of {sorted(names.values())}")
-        from tlpsim.timing.cache import SET_INDEX_FUNCTIONS  # cache.py imports this module
+        from tlpsim.timing.set_index import SET_INDEX_FUNCTIONS
 
         if self.set_index not in SET_INDEX_FUNCTIONS:
             raise ValueError(f"unknown set_index {self.set_index!r}; choose one of {list(SET_INDEX_FUNCTIONS)}")

@@ -37,7 +37,6 @@ The model follows GPGPU-Sim's `dram_t` (dram.cc, dram_sched.cc, gpu-sim.h):
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections import deque
 from collections.abc import Callable
@@ -241,9 +240,11 @@ class DramChannel(Component):
             if address_map.n_banks != n_banks:
                 raise ValueError(f"address map decodes {address_map.n_banks} banks, channel has {n_banks}")
             self._check_chip = address_map.n_channels > 1
+            self._amap: AddressMap | None = address_map  # (asked natively: per request)
             self._decode: Callable[[int], DramAddr] = address_map.decode
         else:
             self._check_chip = False
+            self._amap = None
             self._decode = address_map
         per_grp = n_banks // n_bank_groups
         self.banks = [_Bank(i, i % n_bank_groups if bank_group_bits == "low" else i // per_grp)
@@ -330,7 +331,8 @@ class DramChannel(Component):
                 s.reply_stall_cycles += n
 
     def _accept(self, req: MemRequest, cycle: int) -> None:
-        a = self._decode(req.addr)
+        amap = self._amap
+        a = amap.decode(req.addr) if amap is not None else self._decode(req.addr)
         if self._check_chip and a.chip != self.channel_id:
             raise ValueError(f"{self.name}: address {req.addr:#x} belongs to channel {a.chip}")
         if not 0 <= a.bank < self.n_banks:
@@ -389,7 +391,18 @@ class DramChannel(Component):
         else:
             s.row_conflicts += 1
         b.cur = txn
-        bisect.insort(self._serving, b, key=lambda x: x.cur.seq)
+        # insert in order of the requests' arrival (bisect.insort's place, after equal
+        # keys; by hand, as a key function is a Python-level call in the compiled core)
+        serving = self._serving
+        seq = txn.seq
+        lo, hi = 0, len(serving)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if seq < serving[mid].cur.seq:
+                hi = mid
+            else:
+                lo = mid + 1
+        serving.insert(lo, b)
 
     # -- command scheduling
 

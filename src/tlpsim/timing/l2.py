@@ -62,6 +62,7 @@ from tlpsim.timing.cache import (
     CacheStats,
     MSHRStats,
 )
+from tlpsim.timing.addrmap import AddressMap
 from tlpsim.timing.duering import DueRing
 from tlpsim.timing.engine import ClockDomain, Component
 from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest, popcount, sector_requests
@@ -118,7 +119,7 @@ class L2Slice(Component):
                  line_bytes: int = 128, sector_bytes: int | None = 32, mshr_entries: int = 256,
                  mshr_max_merge: int = 4, hit_latency: int = 120, policy: str | CachePolicy = "L:B:m:L:L",
                  miss_queue_entries: int = 4, data_port_bytes: int = 32, rop_entries: int | None = None,
-                 write_ack: bool = True, set_index_addr: Callable[[int], int] | None = None,
+                 write_ack: bool = True, set_index_addr: AddressMap | Callable[[int], int] | None = None,
                  side: int = -1, sm_sides: list[int] | None = None, far_latency: int = 0,
                  sector_lookups: bool = False, sector_write_acks: bool = False,
                  sector_replies: bool = False) -> None:
