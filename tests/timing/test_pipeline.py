@@ -154,7 +154,7 @@ def test_l1_accesses_look_up_the_tags_after_the_l1_pipeline():
     u = LdstUnit(0, LdstParams(l1_pipeline=35, l1_miss_queue=2), l1d, l1c, out, TimedQueue("in", 8), lambda a: 0)
     u._period = 1
     ins = _Instr(None, 1, [], READ, l1d, None)
-    assert u._access(ins, 0x1000, 0xF, 10) and u.l1pipe[0][0] == 45 and ins.outstanding == 1
+    assert u._access(ins, 0x1000, 0xF, 10) and u.l1pipe.head_due() == 45 and ins.outstanding == 1
     assert len(l1d.mshr) == 0                                   # nothing looked up yet
     assert u._lookup(ins, 0x1000, 0xF, 45) and len(l1d.mshr) == 1 and u.missq[0][0] == 46
     assert u._drain_misses(46) and len(out) == 1 and not u.missq

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from tlpsim.timing.addrmap import AddressMap
+from tlpsim.timing.duering import DueRing
 from tlpsim.timing.cache_port import WRITE_ABSORBED, CachePort
 from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest, popcount, sector_requests
 from tlpsim.timing.queues import TimedQueue
@@ -75,8 +76,8 @@ class LdstUnit:
         self.partition_of: Callable[[int], int] = (partition_of.partition_of if isinstance(partition_of, AddressMap)
                                                    else partition_of)
         self.stats = SMStats()              # the SM lends its own record (attach)
-        # (start cycle, warp, static instr, mem row, position in the warp's stream)
-        self.queue: deque[tuple[int, Any, StaticInstr, int, int]] = deque()
+        # (start cycle; warp, static instr, mem row, position in the warp's stream)
+        self.queue = DueRing()
         self.requests: deque[_Instr] = deque()  # plug-in requests waiting for the port
         self.request_queue_entries = 8
         self.cur: _Instr | None = None
@@ -91,8 +92,8 @@ class LdstUnit:
         self.bypass: set[int] = set()       # kernel ids whose global accesses skip the L1
         self.bypass_global = False          # every global load skips the L1 (local ones stay cached)
         self.l1d_handlers: list[Callable[..., Any]] = []  # l1d_access subscribers
-        # L1D accesses in its latency pipeline: (cycle of the tag lookup, instruction, line, sectors)
-        self.l1pipe: deque[tuple[int, _Instr, int, int]] = deque()
+        # L1D accesses in its latency pipeline: (cycle of the tag lookup; instruction, line, sectors)
+        self.l1pipe = DueRing()
         # L1D requests waiting for the interconnect: (cycle they may leave, request)
         self.missq: deque[tuple[int, MemRequest]] = deque()
         self.missq_cap = max(params.l1_miss_queue, 1)
@@ -117,7 +118,7 @@ class LdstUnit:
 
     def accept(self, warp: Any, si: StaticInstr, mem_row: int, start: int, pos: int) -> None:
         warp.inflight += 1  # until the unit has done with it (and its loads' data is back)
-        self.queue.append((start, warp, si, mem_row, pos))
+        self.queue.append(start, (warp, si, mem_row, pos))
 
     def shared_hold(self, warp: Any, si: StaticInstr, row: int) -> int:
         """Cycles a shared-memory instruction holds its sub-core's path into the unit
@@ -143,8 +144,8 @@ class LdstUnit:
         self.sub_free[sched] = now + cycles
 
     def busy(self) -> bool:
-        return (bool(self.queue) or self.cur is not None or self.inflight > 0 or bool(self.requests)
-                or bool(self.missq) or bool(self.l1pipe))
+        return (len(self.queue) > 0 or self.cur is not None or self.inflight > 0 or bool(self.requests)
+                or bool(self.missq) or len(self.l1pipe) > 0)
 
     def next_event(self, now: int) -> int | None:
         missq = self.missq
@@ -164,12 +165,12 @@ class LdstUnit:
             t.append(drain)
         if sub >= 0:
             t.append(sub)
-        if self.l1pipe:
-            t.append(max(self.l1pipe[0][0], now + 1))
+        if len(self.l1pipe):
+            t.append(max(self.l1pipe.head_due(), now + 1))
         if self.requests:
             t.append(now + 1)
-        if self.queue:
-            t.append(max(self.queue[0][0], now + 1))
+        if len(self.queue):
+            t.append(max(self.queue.head_due(), now + 1))
         if self.cur is not None or self.busy_until > now:
             t.append(max(self.busy_until, now + 1))
         return min(t) if t else None
@@ -181,8 +182,8 @@ class LdstUnit:
         missq = self.missq
         if missq and missq[0][0] <= now:
             progress = self._drain_misses(now)
-        if (self.cur is None and not self.queue and not self.requests and not len(self.from_icnt)
-                and not self.l1pipe):
+        if (self.cur is None and not len(self.queue) and not self.requests and not len(self.from_icnt)
+                and not len(self.l1pipe)):
             self.stalled = False
             return progress
         sm_now = now * self._period
@@ -192,25 +193,23 @@ class LdstUnit:
             progress = True
         self.stalled = False
         pipe = self.l1pipe
-        if pipe:
-            # (the head read once: a deque index is a generic lookup in the compiled core)
-            due, ins, line, mask = pipe[0]
-            if due <= now:  # one tag lookup per cycle at the pipeline's end
-                if self._lookup(ins, line, mask, now):
-                    pipe.popleft()
-                    progress = True
-                else:  # blocked until a fill or a free miss-queue slot (both wake the SM)
-                    self.stalled = True
-                    self.sm.note_stall("l1d_reservation_fail")
-                    return progress
+        if len(pipe) and pipe.head_due() <= now:  # one tag lookup per cycle at the pipeline's end
+            ins, line, mask = cast(tuple[_Instr, int, int], pipe.head())
+            if self._lookup(ins, line, mask, now):
+                pipe.popleft()
+                progress = True
+            else:  # blocked until a fill or a free miss-queue slot (both wake the SM)
+                self.stalled = True
+                self.sm.note_stall("l1d_reservation_fail")
+                return progress
         if now < self.busy_until:
             return True
         if self.cur is None and self.requests:
             req = self.cur = self.requests.popleft()
             req.ready = now
             progress = True
-        if self.cur is None and self.queue and self.queue[0][0] <= now:
-            start, warp, si, row, pos = self.queue.popleft()
+        if self.cur is None and len(self.queue) and self.queue.head_due() <= now:
+            warp, si, row, pos = cast(tuple[Any, StaticInstr, int, int], self.queue.popleft())
             self.cur = self._decode(warp, si, row, now, pos)
             progress = True
             if self.cur is None:
@@ -343,7 +342,7 @@ class LdstUnit:
             # into the L1's latency pipeline; the lookup happens at its end (_lookup)
             if len(self.l1pipe) >= self.p.l1_pipeline:
                 return False
-            self.l1pipe.append((now + self.p.l1_pipeline, ins, line, mask))
+            self.l1pipe.append(now + self.p.l1_pipeline, (ins, line, mask))
             ins.outstanding += 1  # (a store's until it has left for the L2: its warp is not done before)
             return True
         return self._lookup(ins, line, mask, now)
