@@ -47,10 +47,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, cast
 
-from tlpsim.timing.engine import ClockDomain, Component
 from librt.vecs import vec
 from mypy_extensions import i64
 
+from tlpsim.timing.engine import ClockDomain, Component
 from tlpsim.timing.iheap import heap_pop, heap_push, new_heap
 from tlpsim.timing.flits import (  # noqa: F401 - re-exported: the crossbar's queues live in flits.py
     LINE_BYTES,

@@ -36,6 +36,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from librt.vecs import vec
+from mypy_extensions import i64
+
 from tlpsim.timing.static import UNIT_IDS
 
 
@@ -59,11 +62,12 @@ class RegisterBanks:
                  sub_core: bool = False, shared_collectors: bool = False, read_delay: int = 0,
                  issue_widths: dict[str, int] | None = None, writes_block_reads: bool = False) -> None:
         self.n_banks = n_banks
-        self.bank_free = [0] * n_banks  # first cycle each bank has a free read port
-        self.bank_reads = [0] * n_banks  # reads booked in that cycle (read_ports > 1)
+        # per bank, unboxed (set per operand read and write: docs/compiled-core.md)
+        self.bank_free = vec[i64]([0] * n_banks)  # first cycle each bank has a free read port
+        self.bank_reads = vec[i64]([0] * n_banks)  # reads booked in that cycle (read_ports > 1)
         self.read_ports = read_ports
-        self.write_free = [0] * n_banks  # first cycle each bank has a free write port
-        self.bank_writes = [0] * n_banks
+        self.write_free = vec[i64]([0] * n_banks)  # first cycle each bank has a free write port
+        self.bank_writes = vec[i64]([0] * n_banks)
         self.write_ports = write_ports
         self.shift = 1 if use_warp_id else 0
         self.first_read = 1 + read_delay  # first operand read, cycles after issue (collector allocation first)
@@ -88,8 +92,8 @@ class RegisterBanks:
         # the cycle and count of the last entries
         widths = issue_widths or {}
         self.width_by_id: list[int] = [max(widths.get(u, 0), 0) for u in by_id]
-        self.entry_cycle: list[int] = [-1] * len(by_id)
-        self.entry_count: list[int] = [0] * len(by_id)
+        self.entry_cycle = vec[i64]([-1] * len(by_id))
+        self.entry_count = vec[i64]([0] * len(by_id))
         self.stats = stats if stats is not None else OperandStats()  # the plug-in's
         # writes take a read port in their cycle: the banks written at each future cycle (a bit per bank)
         self.writes_block_reads = writes_block_reads
@@ -155,7 +159,7 @@ class RegisterBanks:
             self.entry_cycle[uid] = now
             self.entry_count[uid] = 1
         else:
-            self.entry_count[uid] = self.entry_count[uid] + 1
+            self.entry_count[uid] = int(self.entry_count[uid]) + 1
 
     def _take(self, uid: int, taken: list[int] | None, cap: int, slot: int, sched: int, src_regs: tuple[int, ...],
               now: int) -> int | None:
@@ -190,7 +194,7 @@ class RegisterBanks:
         conflicts = 0
         for r in src_regs:
             b = (shift + r) % per + base
-            t = bank_free[b]
+            t = int(bank_free[b])
             if t > first_free:
                 conflicts += t - first_free
             else:
@@ -200,7 +204,7 @@ class RegisterBanks:
             if ports == 1:
                 bank_free[b] = t + 1
             else:  # book one of the cycle's ports; the bank moves on once all are taken
-                n = self.bank_reads[b] + 1
+                n = int(self.bank_reads[b]) + 1
                 if n >= ports:
                     bank_free[b] = t + 1
                     self.bank_reads[b] = 0
@@ -230,8 +234,8 @@ class RegisterBanks:
         for r in src_regs:
             b = (shift + r) % per + base
             bit = 1 << b
-            t = bank_free[b]
-            n = bank_reads[b]  # reads booked in cycle t so far
+            t = int(bank_free[b])
+            n = int(bank_reads[b])  # reads booked in cycle t so far
             if t < first_free:
                 t = first_free
                 n = 0
@@ -287,11 +291,11 @@ class RegisterBanks:
                 self.write_booked = {c: m for c, m in booked.items() if c > cycle}
         for r in dst_regs:
             b = (shift + r) % per + base
-            t = free[b]
+            t = int(free[b])
             if t < cycle:
                 t = cycle
                 count[b] = 0
-            n = count[b] + 1
+            n = int(count[b]) + 1
             if n >= ports:
                 free[b] = t + 1
                 count[b] = 0
@@ -320,10 +324,12 @@ class RegisterBanks:
         is free (not before now): bulk moves of register state; returns the last end."""
         end = now
         for b in range(self.n_banks):
-            t = self.bank_free[b] if self.bank_free[b] > now else now
+            t = int(self.bank_free[b])
+            t = t if t > now else now
             self.bank_free[b] = t + cycles
             self.bank_reads[b] = 0
-            w = self.write_free[b] if self.write_free[b] > now else now
+            w = int(self.write_free[b])
+            w = w if w > now else now
             self.write_free[b] = w + cycles
             self.bank_writes[b] = 0
             if t + cycles > end:
