@@ -166,7 +166,7 @@ class FlitQueue(TimedQueue):
 
     def head_flits(self) -> int:
         """Flits of the head packet."""
-        return int(self._ubuf[self._head])
+        return self._ring.head_units()
 
     def pop(self) -> Any:
         blocking = self.capacity - self.used_flits < self.max_packet_flits

@@ -47,9 +47,9 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from typing import cast
 
+from tlpsim.timing.addrmap import AddressMap
 from tlpsim.timing.cache import (
     HIT,
     HIT_RESERVED,
@@ -59,47 +59,12 @@ from tlpsim.timing.cache import (
     SECTOR_MISS,
     CacheArray,
     CachePolicy,
-    CacheStats,
-    MSHRStats,
 )
-from tlpsim.timing.addrmap import AddressMap
 from tlpsim.timing.duering import DueRing
 from tlpsim.timing.engine import ClockDomain, Component
 from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest, popcount, sector_requests
 from tlpsim.timing.queues import TimedQueue
-
-
-@dataclass
-class L2Stats:
-    """Counters of one L2 slice; `cache` and `mshr` hold the tag-array and MSHR
-    counters (hits, misses, pending hits, reservation fails by reason, evictions,
-    writebacks, fills). Energy events: tag lookups = cache.accesses, data-array
-    sector reads/writes = data_reads/data_writes."""
-
-    reads: int = 0
-    writes: int = 0
-    atomics: int = 0
-    replies: int = 0             # packets pushed to the interconnect (data replies + write acks)
-    write_acks: int = 0
-    dram_reads: int = 0          # requests pushed to the DRAM channel
-    dram_read_sectors: int = 0
-    dram_writes: int = 0
-    dram_write_sectors: int = 0
-    dram_fills: int = 0          # read replies taken from the DRAM channel
-    dram_write_replies: int = 0  # write completions the channel chose to return (ignored)
-    data_reads: int = 0          # sectors read from the data array (read/atomic hits, dirty victims)
-    data_writes: int = 0         # sectors written (writes, fills, atomics)
-    busy_cycles: int = 0         # data-port cycles used: utilisation = busy_cycles / cycles
-    occupied_cycles: int = 0     # cycles with any request inside the slice
-    stall_reply_cycles: int = 0  # lookups blocked by a full reply queue
-    cache: CacheStats = field(default_factory=CacheStats)
-    mshr: MSHRStats = field(default_factory=MSHRStats)
-
-    def to_dict(self) -> dict:
-        d = {k: v for k, v in asdict(self).items() if k not in ("cache", "mshr")}
-        d.update(self.cache.to_dict())
-        d.update({f"mshr_{k}": v for k, v in self.mshr.to_dict().items()})
-        return d
+from tlpsim.timing.stats import L2Stats
 
 
 class L2Slice(Component):

@@ -31,8 +31,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from tlpsim.timing.addrmap import AddressMap
-from tlpsim.timing.duering import DueRing
 from tlpsim.timing.cache_port import WRITE_ABSORBED, CachePort
+from tlpsim.timing.duering import DueRing
 from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest, popcount, sector_requests
 from tlpsim.timing.queues import TimedQueue
 from tlpsim.timing.static import StaticInstr

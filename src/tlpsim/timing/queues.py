@@ -15,9 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar
 
-from librt.vecs import vec
-from mypy_extensions import i64
-
+from tlpsim.timing.duering import DueRing
 from tlpsim.timing.engine import Component, Engine
 
 T = TypeVar("T")
@@ -37,15 +35,9 @@ class TimedQueue(Generic[T]):
         self.consumer = consumer
         self.producer = producer
         self.delay = delay
-        # the entries: a ring of `_mask + 1` slots (doubled when full) from `_head`, `_n` of
-        # them; per slot the item, its ready time and its units in unboxed vectors (a deque
-        # of tuples cost a tuple, a boxed time and a generic method call per push and pop)
-        self._buf: list[Any] = [None] * 8
-        self._rbuf = vec[i64]([0] * 8)
-        self._ubuf = vec[i64]([0] * 8)
-        self._mask = 7
-        self._head = 0
-        self._n = 0
+        # the entries, with their ready times and units, unboxed (a deque of tuples cost a
+        # tuple, a boxed time and a generic method call per push and pop)
+        self._ring = DueRing()
         self.pushes = 0
         self.full_refusals = 0
         self._eng: Any = None    # the engine of the connected components, once known
@@ -55,46 +47,20 @@ class TimedQueue(Generic[T]):
         self._freed = 0
 
     def __len__(self) -> int:
-        return self._n
+        return len(self._ring)
 
     def _append(self, ready: int, item: Any, units: int) -> None:
-        n = self._n
-        if n > self._mask:
-            self._grow()
-        k = (self._head + n) & self._mask
-        self._buf[k] = item
-        self._rbuf[k] = ready
-        self._ubuf[k] = units
-        self._n = n + 1
-        if n == 0:
+        ring = self._ring
+        if not len(ring):
             self._head_t = ready
-
-    def _grow(self) -> None:
-        size = 2 * (self._mask + 1)
-        buf: list[Any] = [None] * size
-        rbuf = vec[i64]([0] * size)
-        ubuf = vec[i64]([0] * size)
-        h, m = self._head, self._mask
-        for j in range(self._n):
-            k = (h + j) & m
-            buf[j] = self._buf[k]
-            rbuf[j] = self._rbuf[k]
-            ubuf[j] = self._ubuf[k]
-        self._buf, self._rbuf, self._ubuf = buf, rbuf, ubuf
-        self._mask = size - 1
-        self._head = 0
+        ring.append(ready, item, units)
 
     def _popleft(self) -> tuple[Any, int]:
         """The head item and its units, removed."""
-        h = self._head
-        item = self._buf[h]
-        self._buf[h] = None
-        units = int(self._ubuf[h])
-        n = self._n - 1
-        self._n = n
-        h = (h + 1) & self._mask
-        self._head = h
-        self._head_t = int(self._rbuf[h]) if n else -1
+        ring = self._ring
+        units = ring.head_units()
+        item = ring.popleft()
+        self._head_t = ring.head_due() if len(ring) else -1
         return item, units
 
     # capacity accounting in "units" (items here; flits in FlitQueue)
@@ -103,7 +69,7 @@ class TimedQueue(Generic[T]):
         return 1
 
     def used_units(self) -> int:
-        return self._n
+        return len(self._ring)
 
     def _engine_now(self) -> int | None:
         eng = self._eng
@@ -186,7 +152,7 @@ class TimedQueue(Generic[T]):
         return t >= 0 and t <= now_fs
 
     def peek(self) -> T:
-        return self._buf[self._head]
+        return self._ring.head()
 
     def pop(self) -> T:
         blocking = self.capacity - self.used_units() < self.units_of(None)

@@ -11,6 +11,8 @@ from typing import Final
 from librt.vecs import vec
 from mypy_extensions import i64
 
+from tlpsim.timing.cache import CacheStats, MSHRStats
+
 # per-SM cycle classes (Lee et al. HPCA 2014, section 3)
 ACTIVE: Final = "active"
 IDLE: Final = "idle"
@@ -90,6 +92,39 @@ class SMStats:
                 continue
             v = getattr(self, f.name)
             d[f.name] = dict(v) if isinstance(v, dict) else list(v) if isinstance(v, list) else v
+        return d
+
+
+@dataclass
+class L2Stats:
+    """Counters of one L2 slice; `cache` and `mshr` hold the tag-array and MSHR
+    counters (hits, misses, pending hits, reservation fails by reason, evictions,
+    writebacks, fills). Energy events: tag lookups = cache.accesses, data-array
+    sector reads/writes = data_reads/data_writes."""
+
+    reads: int = 0
+    writes: int = 0
+    atomics: int = 0
+    replies: int = 0             # packets pushed to the interconnect (data replies + write acks)
+    write_acks: int = 0
+    dram_reads: int = 0          # requests pushed to the DRAM channel
+    dram_read_sectors: int = 0
+    dram_writes: int = 0
+    dram_write_sectors: int = 0
+    dram_fills: int = 0          # read replies taken from the DRAM channel
+    dram_write_replies: int = 0  # write completions the channel chose to return (ignored)
+    data_reads: int = 0          # sectors read from the data array (read/atomic hits, dirty victims)
+    data_writes: int = 0         # sectors written (writes, fills, atomics)
+    busy_cycles: int = 0         # data-port cycles used: utilisation = busy_cycles / cycles
+    occupied_cycles: int = 0     # cycles with any request inside the slice
+    stall_reply_cycles: int = 0  # lookups blocked by a full reply queue
+    cache: CacheStats = field(default_factory=CacheStats)
+    mshr: MSHRStats = field(default_factory=MSHRStats)
+
+    def to_dict(self) -> dict:
+        d = {k: v for k, v in asdict(self).items() if k not in ("cache", "mshr")}
+        d.update(self.cache.to_dict())
+        d.update({f"mshr_{k}": v for k, v in self.mshr.to_dict().items()})
         return d
 
 
