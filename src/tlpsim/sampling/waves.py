@@ -331,9 +331,7 @@ class WaveSampler:
             p = comp.domain.period_fs
             # outside a sweep (a batch starting) nothing has ticked at this step yet
             target = t // p if (t % p or (k is not None and j <= k)) else t // p - 1
-            if target > comp.last_cycle:
-                comp.skipped(comp.last_cycle + 1, target)
-                comp.last_cycle = target
+            eng.account_to(comp, target)
 
     def _mark(self, run: Any, now: int) -> tuple:
         gpu = self.gpu

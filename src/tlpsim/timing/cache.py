@@ -17,6 +17,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
+from librt.vecs import vec
+from mypy_extensions import i64
+
 from tlpsim.timing.cache_policy import (  # noqa: F401
     CachePolicy,
     WriteActions,
@@ -148,24 +151,23 @@ _HIT_RESULT: Final = AccessResult(HIT, 0, None)
 _PENDING_RESULT: Final = AccessResult(HIT_RESERVED, 0, None)
 
 
-class _Line:
-    __slots__ = ("addr", "set_idx", "valid", "dirty", "reserved", "last_use", "born")
-
-    def __init__(self, addr: int, set_idx: int, now: int) -> None:
-        self.addr = addr
-        self.set_idx = set_idx
-        self.valid = 0      # sectors holding data
-        self.dirty = 0      # sectors newer than the next level
-        self.reserved = 0   # sectors with a fill on its way (HIT_RESERVED)
-        self.last_use = now
-        self.born = now
+# the line state arrays hold -1 as the tag of an empty way
+_EMPTY: Final = -1
+# what `_victim` finds in a full set whose every way waits for a fill, and in a set
+# with an empty way (nothing to evict)
+_NO_VICTIM: Final = -2
+_FREE_WAY: Final = -1
 
 
 class CacheArray:
     """Tag and state array of a set-associative cache with sectored lines. The
-    line-aligned address is the tag; lookup is a dict access and the set index is
-    computed only to allocate. A line with a pending fill (reserved sector) is never
-    a victim: a set whose ways are all reserved cannot allocate (RESERVATION_FAIL)."""
+    line-aligned address is the tag. Each way's state lives in flat machine-word arrays
+    (tag, valid/dirty/reserved sector masks, last use, allocation time) indexed by
+    set x assoc + way: a lookup computes the set and compares its `assoc` tags, as the
+    hardware does, with no boxed keys or per-line objects. A line with a pending fill
+    (reserved sector) is never a victim: a set whose ways are all reserved cannot
+    allocate (RESERVATION_FAIL). Replacement picks the least recent use (LRU) or the
+    oldest allocation (FIFO); both stamps come from one counter, so they never tie."""
 
     def __init__(self, size_bytes: int, assoc: int, line_bytes: int = 128, sector_bytes: int | None = 32,
                  replacement: str = "lru", set_index: str = "linear",
@@ -195,8 +197,14 @@ class CacheArray:
             gm = (1 << g) - 1
             self._widen_tbl = [sum(gm << k for k in range(0, self.n_sectors, g) if (m >> k) & gm)
                                for m in range(1 << self.n_sectors)]
-        self._lines: dict[int, _Line] = {}
-        self._sets: list[list[_Line]] = [[] for _ in range(self.n_sets)]
+        n = self.n_sets * assoc
+        self._tag = vec[i64]([_EMPTY] * n)
+        self._valid = vec[i64]([0] * n)      # sectors holding data
+        self._dirty = vec[i64]([0] * n)      # sectors newer than the next level
+        self._reserved = vec[i64]([0] * n)   # sectors with a fill on its way (HIT_RESERVED)
+        self._last_use = vec[i64]([0] * n)
+        self._born = vec[i64]([0] * n)
+        self._n_lines = 0
         self._clock = 0
         self.stats = CacheStats()
 
@@ -211,65 +219,99 @@ class CacheArray:
         """The set `addr` falls in."""
         return self._index.index(addr)
 
+    def _find(self, addr: int) -> i64:
+        """The way holding `addr` (set x assoc + way), or -1."""
+        return self._find_in(addr, self._index.index(addr))
+
+    def _find_in(self, addr: int, set_idx: int) -> i64:
+        """The way of set `set_idx` holding `addr`, or -1."""
+        assoc: i64 = self.assoc
+        base: i64 = set_idx * assoc
+        tag = self._tag
+        a: i64 = addr
+        k: i64 = base
+        end: i64 = base + assoc
+        while k < end:
+            if tag[k] == a:
+                return k
+            k += 1
+        return -1
+
     def __contains__(self, addr: int) -> bool:
-        return addr in self._lines
+        return self._find(addr) >= 0
 
     def __len__(self) -> int:
-        return len(self._lines)
+        return self._n_lines
 
     def state(self, addr: int) -> tuple[int, int, int] | None:
         """(valid, dirty, reserved) sector masks of the line, or None if absent."""
-        ln = self._lines.get(addr)
-        return None if ln is None else (ln.valid, ln.dirty, ln.reserved)
+        k = self._find(addr)
+        return None if k < 0 else (int(self._valid[k]), int(self._dirty[k]), int(self._reserved[k]))
 
     def set_lines(self, set_idx: int) -> list[int]:
         """Addresses in a set, next victim first (LRU or FIFO order)."""
-        key = (lambda ln: ln.last_use) if self._lru else (lambda ln: ln.born)
-        return [ln.addr for ln in sorted(self._sets[set_idx], key=key)]
+        stamp = self._last_use if self._lru else self._born
+        base = set_idx * self.assoc
+        ways = [(int(stamp[k]), int(self._tag[k])) for k in range(base, base + self.assoc)
+                if self._tag[k] != _EMPTY]
+        return [addr for _, addr in sorted(ways)]
 
     def probe(self, addr: int, mask: int = ALL, check_alloc: bool = True) -> int:
         """Classify without side effects: HIT (all sectors valid), HIT_RESERVED (the
         rest pending), SECTOR_MISS (line present, a sector neither), MISS, or
         RESERVATION_FAIL (a miss that could not allocate; MISS to a non-allocating
         write). `check_alloc=False` skips that check (the caller asks `victim()`)."""
-        ln = self._lines.get(addr)
-        if ln is None:
-            if not check_alloc or self._victim(self._index.index(addr)) is not False:
+        set_idx = self._index.index(addr)
+        k = self._find_in(addr, set_idx)
+        if k < 0:
+            if not check_alloc or self._victim(set_idx) != _NO_VICTIM:
                 return MISS
             return RESERVATION_FAIL
-        need = self.widen(mask) & ~ln.valid
+        need = self.widen(mask) & ~int(self._valid[k])
         if not need:
             return HIT
-        return SECTOR_MISS if need & ~ln.reserved else HIT_RESERVED
+        return SECTOR_MISS if need & ~int(self._reserved[k]) else HIT_RESERVED
 
     def missing(self, addr: int, mask: int = ALL) -> int:
         """Sectors of `mask` neither valid nor pending (what a fetch must bring)."""
         mask = self.widen(mask)
-        ln = self._lines.get(addr)
-        return mask if ln is None else mask & ~ln.valid & ~ln.reserved
+        k = self._find(addr)
+        return mask if k < 0 else mask & ~int(self._valid[k]) & ~int(self._reserved[k])
 
     def victim(self, addr: int) -> tuple[bool, Eviction | None]:
         """(can allocate `addr`, the line that would be evicted or None)."""
-        if addr in self._lines:
+        if self._find(addr) >= 0:
             return True, None
         v = self._victim(self._index.index(addr))
-        if isinstance(v, bool):  # False: every way has a pending fill
+        if v == _NO_VICTIM:  # every way has a pending fill
             return False, None
-        return True, (None if v is None else Eviction(v.addr, v.valid, v.dirty))
+        if v == _FREE_WAY:
+            return True, None
+        return True, Eviction(int(self._tag[v]), int(self._valid[v]), int(self._dirty[v]))
 
-    def _victim(self, set_idx: int) -> _Line | None | bool:
-        ways = self._sets[set_idx]
-        if len(ways) < self.assoc:
-            return None
-        best: _Line | bool = False
-        key = 0
-        lru = self._lru
-        for ln in ways:
-            if ln.reserved:
-                continue
-            k = ln.last_use if lru else ln.born
-            if best is False or k < key:
-                best, key = ln, k
+    def _victim(self, set_idx: int) -> i64:
+        """The way to evict from the set; _FREE_WAY when a way is empty, _NO_VICTIM when
+        every way waits for a fill."""
+        assoc: i64 = self.assoc
+        base: i64 = set_idx * assoc
+        tag, reserved = self._tag, self._reserved
+        stamp = self._last_use if self._lru else self._born
+        best: i64 = _NO_VICTIM
+        key: i64 = 0
+        end: i64 = base + assoc
+        k: i64 = base
+        while k < end:
+            if tag[k] == _EMPTY:
+                return _FREE_WAY
+            k += 1
+        k = base
+        while k < end:
+            if not reserved[k]:
+                s = stamp[k]
+                if best == _NO_VICTIM or s < key:
+                    best = k
+                    key = s
+            k += 1
         return best
 
     # -- updates ------------------------------------------------------------------------
@@ -280,54 +322,54 @@ class CacheArray:
         RESERVATION_FAIL changes nothing but its counter."""
         st = self.stats
         mask = self.widen(mask)
-        ln = self._lines.get(addr)
-        if ln is not None:
+        set_idx = self._index.index(addr)
+        k = self._find_in(addr, set_idx)
+        if k >= 0:
             self._clock += 1
-            ln.last_use = self._clock
+            self._last_use[k] = self._clock
             st.accesses += 1
-            need = mask & ~ln.valid
+            need = mask & ~int(self._valid[k])
             if not need:
                 st.hits += 1
                 return _HIT_RESULT
-            missing = need & ~ln.reserved
+            missing = need & ~int(self._reserved[k])
             if not missing:
                 st.pending_hits += 1
                 return _PENDING_RESULT
             st.sector_misses += 1
             if reserve:
-                ln.reserved |= missing
+                self._reserved[k] = self._reserved[k] | missing
             return AccessResult(SECTOR_MISS, missing, None)
         if not allocate:
             st.accesses += 1
             st.misses += 1
             return AccessResult(MISS, mask, None)
-        set_idx = self._index.index(addr)
         v = self._victim(set_idx)
-        if isinstance(v, bool):
+        if v == _NO_VICTIM:
             st.res_fail_set += 1
             return AccessResult(RESERVATION_FAIL, 0, None)
         st.accesses += 1
         st.misses += 1
-        evicted = None if v is None else self._evict(v)
-        ln = self._install(addr, set_idx)
+        evicted = None if v == _FREE_WAY else self._evict(v)
+        k = self._install(addr, set_idx, v)
         if reserve:
-            ln.reserved = mask
+            self._reserved[k] = mask
         return AccessResult(MISS, mask, evicted)
 
     def access_if_hit(self, addr: int, mask: int = ALL) -> bool:
         """`access(addr, mask)` when `probe` would say HIT (True); otherwise change
         nothing (False). The common case of an L1 read in one lookup."""
-        ln = self._lines.get(addr)
-        if ln is None:
+        k = self._find(addr)
+        if k < 0:
             return False
         mask &= self.full_mask
         t = self._widen_tbl
         if t is not None:
             mask = t[mask]
-        if mask & ~ln.valid:
+        if mask & ~int(self._valid[k]):
             return False
         self._clock += 1
-        ln.last_use = self._clock
+        self._last_use[k] = self._clock
         st = self.stats
         st.accesses += 1
         st.hits += 1
@@ -340,65 +382,64 @@ class CacheArray:
         victim is dropped (its write-back is not timed); a set whose ways all wait for
         fills, or a miss without `allocate`, leaves the array as it is."""
         mask = self.widen(mask)
-        ln = self._lines.get(addr)
-        if ln is None:
+        set_idx = self._index.index(addr)
+        k = self._find_in(addr, set_idx)
+        if k < 0:
             if not allocate:
                 return
-            set_idx = self._index.index(addr)
             v = self._victim(set_idx)
-            if isinstance(v, bool):
+            if v == _NO_VICTIM:
                 return
-            if v is not None:
-                del self._lines[v.addr]
-                self._sets[v.set_idx].remove(v)
-            ln = self._install(addr, set_idx)
+            if v != _FREE_WAY:
+                self._drop(v)
+            k = self._install(addr, set_idx, v)
         else:
             self._clock += 1
-            ln.last_use = self._clock
-        ln.valid |= mask
+            self._last_use[k] = self._clock
+        self._valid[k] = self._valid[k] | mask
         if dirty:
-            ln.dirty |= mask
+            self._dirty[k] = self._dirty[k] | mask
 
     def reserve(self, addr: int, mask: int = ALL) -> int:
         """Mark the absent sectors of `mask` (present line) as pending; returns them."""
-        ln = self._line(addr)
-        new = self.widen(mask) & ~ln.valid & ~ln.reserved
-        ln.reserved |= new
+        k = self._line(addr)
+        new = self.widen(mask) & ~int(self._valid[k]) & ~int(self._reserved[k])
+        self._reserved[k] = self._reserved[k] | new
         return new
 
     def write(self, addr: int, mask: int = ALL, dirty: bool = True) -> None:
         """Store whole sectors into a present line: valid, and dirty if `dirty`. A
         pending fill of them stays pending and will not clean them."""
-        ln = self._line(addr)
+        k = self._line(addr)
         mask = self.widen(mask)
-        ln.valid |= mask
+        self._valid[k] = self._valid[k] | mask
         if dirty:
-            ln.dirty |= mask
+            self._dirty[k] = self._dirty[k] | mask
 
     def mark_dirty(self, addr: int, mask: int = ALL) -> None:
         """Mark sectors modified in place (an atomic performed at this cache)."""
-        ln = self._line(addr)
+        k = self._line(addr)
         mask = self.widen(mask)
-        ln.valid |= mask
-        ln.dirty |= mask
+        self._valid[k] = self._valid[k] | mask
+        self._dirty[k] = self._dirty[k] | mask
 
     def fill(self, addr: int, mask: int = ALL) -> Eviction | None:
         """Data arrived: the sectors become valid, no longer pending. An absent line is
         allocated here (allocate-on-fill), returning the eviction; check `victim()` first."""
         mask = self.widen(mask)
-        ln = self._lines.get(addr)
+        set_idx = self._index.index(addr)
+        k = self._find_in(addr, set_idx)
         evicted = None
-        if ln is None:
-            set_idx = self._index.index(addr)
+        if k < 0:
             v = self._victim(set_idx)
-            if isinstance(v, bool):
+            if v == _NO_VICTIM:
                 raise RuntimeError(f"fill of {addr:#x} into a set whose ways all have pending fills: "
                                    f"the caller must check victim() first")
-            if v is not None:
+            if v != _FREE_WAY:
                 evicted = self._evict(v)
-            ln = self._install(addr, set_idx)
-        ln.valid |= mask
-        ln.reserved &= ~mask
+            k = self._install(addr, set_idx, v)
+        self._valid[k] = self._valid[k] | mask
+        self._reserved[k] = self._reserved[k] & ~mask
         self.stats.fills += 1
         self.stats.fill_sectors += popcount(mask)
         return evicted
@@ -406,56 +447,82 @@ class CacheArray:
     def invalidate(self, addr: int, mask: int = ALL) -> Eviction | None:
         """Drop sectors of a line (write-evict); pending fills stay pending. Returns
         what was dropped (write its dirty sectors back if needed) or None."""
-        ln = self._lines.get(addr)
-        if ln is None:
+        k = self._find(addr)
+        if k < 0:
             return None
         mask = self.widen(mask)
-        dropped = Eviction(addr, ln.valid & mask, ln.dirty & mask)
-        ln.valid &= ~mask
-        ln.dirty &= ~mask
-        if not ln.valid and not ln.reserved:
-            del self._lines[addr]
-            self._sets[ln.set_idx].remove(ln)
+        dropped = Eviction(addr, int(self._valid[k]) & mask, int(self._dirty[k]) & mask)
+        self._valid[k] = self._valid[k] & ~mask
+        self._dirty[k] = self._dirty[k] & ~mask
+        if not self._valid[k] and not self._reserved[k]:
+            self._drop(k)
         return dropped
 
     def invalidate_all(self) -> None:
         """Drop every line (kernel-boundary L1 invalidation); lines with pending fills
         keep only their pending sectors. Dirty data is discarded: `flush()` first."""
-        for addr in list(self._lines):
+        for addr in self._addresses():
             self.invalidate(addr)
 
     def flush(self) -> list[Eviction]:
-        """Clean every dirty line and return what must be written back."""
+        """Clean every dirty line and return what must be written back (in the order
+        the lines were allocated)."""
         out = []
-        for ln in self._lines.values():
-            if ln.dirty:
-                out.append(Eviction(ln.addr, ln.valid, ln.dirty))
-                ln.dirty = 0
+        for addr in self._addresses():
+            k = self._find(addr)
+            if self._dirty[k]:
+                out.append(Eviction(addr, int(self._valid[k]), int(self._dirty[k])))
+                self._dirty[k] = 0
         return out
 
-    def _line(self, addr: int) -> _Line:
-        ln = self._lines.get(addr)
-        if ln is None:
+    def _addresses(self) -> list[int]:
+        """Every present line, oldest allocation first."""
+        tag, born = self._tag, self._born
+        lines = [(int(born[k]), int(tag[k])) for k in range(len(tag)) if tag[k] != _EMPTY]
+        return [addr for _, addr in sorted(lines)]
+
+    def _line(self, addr: int) -> i64:
+        k = self._find(addr)
+        if k < 0:
             raise KeyError(f"line {addr:#x} is not in the cache: allocate it with access() first")
-        return ln
+        return k
 
-    def _install(self, addr: int, set_idx: int) -> _Line:
+    def _install(self, addr: int, set_idx: int, way: i64) -> i64:
+        """Place `addr` in `way` (a way just freed), or in the set's first empty way
+        (`way` is _FREE_WAY)."""
+        k = way
+        if k < 0:
+            assoc: i64 = self.assoc
+            j: i64 = set_idx * assoc
+            tag = self._tag
+            while tag[j] != _EMPTY:  # (the caller found an empty way in the set)
+                j += 1
+            k = j
         self._clock += 1
-        ln = _Line(addr, set_idx, self._clock)
-        self._lines[addr] = ln
-        self._sets[set_idx].append(ln)
-        return ln
+        self._tag[k] = addr
+        self._valid[k] = 0
+        self._dirty[k] = 0
+        self._reserved[k] = 0
+        self._last_use[k] = self._clock
+        self._born[k] = self._clock
+        self._n_lines += 1
+        return k
 
-    def _evict(self, v: _Line) -> Eviction:
-        del self._lines[v.addr]
-        self._sets[v.set_idx].remove(v)
+    def _drop(self, k: i64) -> None:
+        self._tag[k] = _EMPTY
+        self._n_lines -= 1
+
+    def _evict(self, k: i64) -> Eviction:
+        valid, dirty = int(self._valid[k]), int(self._dirty[k])
+        addr = int(self._tag[k])
+        self._drop(k)
         st = self.stats
-        if v.valid:
+        if valid:
             st.evictions += 1
-        if v.dirty:
+        if dirty:
             st.writebacks += 1
-            st.writeback_sectors += popcount(v.dirty)
-        return Eviction(v.addr, v.valid, v.dirty)
+            st.writeback_sectors += popcount(dirty)
+        return Eviction(addr, valid, dirty)
 
 
 # ---------------------------------------------------------------------------- MSHR
@@ -480,7 +547,21 @@ class MSHR:
         self.entries = entries
         self.max_merge = max_merge
         self._e: dict[int, _Entry] = {}
+        # the last line looked up and its entry (None: absent): a miss asks lookup,
+        # can_allocate and allocate for one line in a row, a fill lookup and fill, and
+        # each dictionary access boxes the address and compares it through the object
+        # protocol (docs/compiled-core.md)
+        self._memo_addr: i64 = -1
+        self._memo: _Entry | None = None
         self.stats = MSHRStats()
+
+    def _get(self, addr: int) -> _Entry | None:
+        if addr == self._memo_addr:
+            return self._memo
+        e = self._e.get(addr)
+        self._memo_addr = addr
+        self._memo = e
+        return e
 
     def __len__(self) -> int:
         return len(self._e)
@@ -496,18 +577,18 @@ class MSHR:
 
     def lookup(self, addr: int) -> bool:
         """Is there an entry for this line?"""
-        return addr in self._e
+        return self._get(addr) is not None
 
     def pending(self, addr: int) -> int:
         """Sectors still awaited for this line (0 when there is no entry)."""
-        e = self._e.get(addr)
+        e = self._get(addr)
         return 0 if e is None else e.pending
 
     def can_allocate(self, addr: int) -> bool:
-        return addr not in self._e and len(self._e) < self.entries
+        return len(self._e) < self.entries and self._get(addr) is None
 
     def can_merge(self, addr: int) -> bool:
-        e = self._e.get(addr)
+        e = self._get(addr)
         return e is not None and len(e.waiters) < self.max_merge
 
     def allocate(self, addr: int, token: Any, sector_mask: int = ALL) -> None:
@@ -518,6 +599,8 @@ class MSHR:
         e = _Entry(sector_mask)
         e.waiters.append((token, sector_mask))
         self._e[addr] = e
+        self._memo_addr = addr
+        self._memo = e
         st = self.stats
         st.allocations += 1
         st.peak_entries = max(st.peak_entries, len(self._e))
@@ -526,7 +609,7 @@ class MSHR:
         """Add a token waiting for the pending sectors of `sector_mask` (the rest are
         valid); `fetch` adds sectors just requested below. False (no change) when
         the entry already holds `max_merge` tokens."""
-        e = self._e.get(addr)
+        e = self._get(addr)
         if e is None:
             raise KeyError(f"MSHR merge for {addr:#x} without an entry (caller must lookup() first)")
         if len(e.waiters) >= self.max_merge:
@@ -539,7 +622,7 @@ class MSHR:
     def fill(self, addr: int, sector_mask: int = ALL) -> list[Any]:
         """Sectors arrived: return the tokens whose sectors are now all present, in
         arrival order; the entry is freed when nothing is pending."""
-        e = self._e.get(addr)
+        e = self._get(addr)
         if e is None:
             raise KeyError(f"MSHR fill for {addr:#x} without an entry")
         e.pending &= ~sector_mask
@@ -547,6 +630,7 @@ class MSHR:
         st.fills += 1
         if not e.pending:
             del self._e[addr]
+            self._memo = None  # (the memo is this line's)
             out = [t for t, _ in e.waiters]
         else:
             pending = e.pending

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from mypy_extensions import mypyc_attr
+from librt.vecs import append, vec
+from mypy_extensions import i64, mypyc_attr
 
 from tlpsim.timing.iheap import heap_pop, heap_push, new_heap
 
@@ -56,13 +57,23 @@ class Component:
 
     def __init__(self, domain: ClockDomain) -> None:
         self.domain = domain
-        # a passive component (timeline sampling, monitor windows) only observes: its
-        # timers alone do not keep a skip-ahead run going once everything else sleeps
-        self.passive = False
         self.engine: Engine | None = None
+        self._passive = False
         self.last_cycle = -1  # last cycle this component was ticked (or accounted)
         self._k = -1          # index in the engine (tick order)
         self.ticks = 0        # cycles actually ticked (the rest were skipped asleep)
+
+    @property
+    def passive(self) -> bool:
+        """A passive component (timeline sampling, monitor windows) only observes: its
+        timers alone do not keep a skip-ahead run going once everything else sleeps."""
+        return self._passive
+
+    @passive.setter
+    def passive(self, value: bool) -> None:
+        self._passive = value
+        if self.engine is not None:  # (the engine keeps a copy per component)
+            self.engine._passive[self._k] = value
 
     def tick(self, cycle: int) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -96,6 +107,14 @@ class Engine:
         self._ticking: int | None = None  # index of the component being ticked
         self._live_timers = 0  # pending timers of non-passive components
         self.stop_requested = False  # set by a component (request_stop): run() returns before the next step
+        # per component (index k), unboxed: its clock period (fixed), and copies of its
+        # `passive` flag and last_cycle. The step loop reads these instead of each
+        # candidate component's attributes (a list read, a type check and boxed divisions
+        # per candidate and step); the `passive` setter and _set_last, through which
+        # every write of a last_cycle goes, keep the copies equal
+        self._period = vec[i64]()
+        self._passive = vec[bool]()
+        self._last = vec[i64]()
 
     def add(self, comp: Component, active: bool = True) -> Component:
         k = len(self.components)
@@ -104,6 +123,9 @@ class Engine:
         comp.engine = self
         self.components.append(comp)
         comp._k = k
+        self._period = append(self._period, comp.domain.period_fs)
+        self._passive = append(self._passive, comp.passive)
+        self._last = append(self._last, comp.last_cycle)
         if active:
             self._active |= 1 << k
         return comp
@@ -122,8 +144,20 @@ class Engine:
                 c = self.now // d.period_fs
                 if comp.last_cycle < c:
                     comp.skipped(comp.last_cycle + 1, c)
-                    comp.last_cycle = c
+                    self._set_last(comp, c)
         self._active |= 1 << k
+
+    def _set_last(self, comp: Component, cycle: int) -> None:
+        """Record that `comp` has been ticked or accounted up to `cycle`."""
+        comp.last_cycle = cycle
+        self._last[comp._k] = cycle
+
+    def account_to(self, comp: Component, cycle: int) -> None:
+        """Back-fill `comp`'s statistics for the cycles it slept through up to `cycle`
+        (nothing if it is already there): `skipped`, then its last cycle moves on."""
+        if cycle > comp.last_cycle:
+            comp.skipped(comp.last_cycle + 1, cycle)
+            self._set_last(comp, cycle)
 
     def wake_at(self, comp: Component, cycle: int) -> None:
         self.wake_at_time(comp, comp.domain.time_of(cycle))
@@ -135,20 +169,24 @@ class Engine:
         if t_fs >= MAX_TIMER_FS:
             raise OverflowError(f"{comp.name}: a timer at {t_fs} fs is past the engine's limit of simulated time "
                                 f"({MAX_TIMER_FS} fs)")
-        if not comp.passive:
+        k = comp._k
+        if not self._passive[k]:
             self._live_timers += 1
-        self._timers = heap_push(self._timers, t_fs << TIMER_K_BITS | comp._k)
+        self._timers = heap_push(self._timers, t_fs << TIMER_K_BITS | k)
 
     def _pop_due_timers(self, t_fs: int) -> None:
-        timers, comps = self._timers, self.components
+        timers, passive = self._timers, self._passive
         active = self._active
-        bound = (t_fs + 1) << TIMER_K_BITS
+        bound: i64 = (t_fs + 1) << TIMER_K_BITS
+        kmask: i64 = MAX_COMPONENTS - 1
+        live = self._live_timers
         while len(timers) and timers[0] < bound:
             timers, key = heap_pop(timers)
-            k = int(key) & (MAX_COMPONENTS - 1)
-            if not comps[k].passive:
-                self._live_timers -= 1
-            active |= 1 << k
+            k = key & kmask
+            if not passive[k]:
+                live -= 1
+            active |= 1 << int(k)
+        self._live_timers = live
         self._timers = timers
         self._active = active
 
@@ -183,23 +221,24 @@ class Engine:
                     self.now = max(self.now, int(self._timers[0]) >> TIMER_K_BITS)
                     continue
                 candidates = self._active
-            now = self.now
+            now: i64 = self.now
+            period, lastc = self._period, self._last
             # the next time step: the earliest next cycle of any candidate (or a timer)
-            t = -1
+            t: i64 = -1
             m = candidates
             while m:
                 low = m & -m
                 m ^= low
-                c = comps[low.bit_length() - 1]
-                p = c.domain.period_fs
-                nc = c.last_cycle + 1
+                k: i64 = low.bit_length() - 1
+                p = period[k]
+                nc = lastc[k] + 1
                 first = -(-now // p)
                 tk = (nc if nc > first else first) * p
                 if t < 0 or tk < t:
                     t = tk
             timers = self._timers  # (a vec is a value: re-read after any push or pop)
             if len(timers) and not dense:
-                t0 = int(timers[0]) >> TIMER_K_BITS
+                t0 = timers[0] >> TIMER_K_BITS
                 if t0 < t:
                     t = t0 if t0 > now else now
             if max_time_fs is not None and t > max_time_fs:
@@ -216,17 +255,18 @@ class Engine:
                 low = m & -m
                 m ^= low
                 k = low.bit_length() - 1
-                comp = comps[k]
-                p = comp.domain.period_fs
+                p = period[k]
                 if t % p:
                     continue
                 cycle = t // p
-                last = comp.last_cycle
+                last = lastc[k]
                 if cycle <= last:
                     continue
+                comp = comps[k]
                 if cycle > last + 1:
                     comp.skipped(last + 1, cycle - 1)
                 comp.last_cycle = cycle
+                lastc[k] = cycle
                 comp.ticks += 1
                 self._ticking = k
                 if not comp.tick(cycle) and not dense:
@@ -238,11 +278,7 @@ class Engine:
     def settle(self) -> None:
         """Account every component's slept cycles up to now (before reading stats)."""
         for comp in self.components:
-            d = comp.domain
-            c = self.now // d.period_fs
-            if c > comp.last_cycle:
-                comp.skipped(comp.last_cycle + 1, c)
-                comp.last_cycle = c
+            self.account_to(comp, self.now // comp.domain.period_fs)
 
     @staticmethod
     def _has_work(comp: Component) -> bool:
