@@ -37,7 +37,7 @@ from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest, popcount, s
 from tlpsim.timing.queues import TimedQueue
 from tlpsim.timing.static import StaticInstr
 from tlpsim.timing.ldst_types import LdstParams, _Instr
-from tlpsim.timing.stats import SMStats
+from tlpsim.timing.stats import STALL_L1D_RESERVATION_FAIL, SMStats
 
 if TYPE_CHECKING:
     from tlpsim.timing.sm import SM
@@ -200,7 +200,7 @@ class LdstUnit:
                 progress = True
             else:  # blocked until a fill or a free miss-queue slot (both wake the SM)
                 self.stalled = True
-                self.sm.note_stall("l1d_reservation_fail")
+                self.sm.note_stall_code(STALL_L1D_RESERVATION_FAIL)
                 return progress
         if now < self.busy_until:
             return True
@@ -226,7 +226,7 @@ class LdstUnit:
                 # refused (MSHR, merge slots, set or request queue full): only a reply
                 # or a freed queue slot can change that, and both wake the SM
                 self.stalled = True
-                self.sm.note_stall("l1d_reservation_fail")
+                self.sm.note_stall_code(STALL_L1D_RESERVATION_FAIL)
                 return progress
         if not cur.accesses:
             self.cur = None

@@ -19,6 +19,9 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
+from librt.vecs import append, vec
+from mypy_extensions import i64
+
 from tlpsim.timing.barriers import Barriers
 from tlpsim.timing.engine import ClockDomain, Component
 from tlpsim.timing.events import SMEvents
@@ -29,7 +32,7 @@ from tlpsim.timing.ldst import LdstUnit
 from tlpsim.timing.regbanks import OperandStats, RegisterBanks
 from tlpsim.timing.slots import Slots
 from tlpsim.timing.static import DP, K_BAR, K_EXIT, SFU, SP
-from tlpsim.timing.stats import ACTIVE_I, CORE_STALL_I, IDLE_I, MEM_STALL_I, SMStats
+from tlpsim.timing.stats import ACTIVE_I, CORE_STALL_I, IDLE_I, MEM_STALL_I, STALL_L1D_RESERVATION_FAIL, SMStats
 from tlpsim.timing.units import FunctionalUnits
 from tlpsim.timing.warp import Warp
 from tlpsim.timing.writeback import Writeback
@@ -105,8 +108,11 @@ class SM(Component):
         self.mem_wait_cycles = 0
         self.last_mem_wait = False
         self.count_mem_wait = False  # set by the GPU when a plug-in takes `window` events (the count's only reader)
-        self.last_stalls: list[str] = []  # stall reasons met in the last ticked cycle (repeats count)
-        self._stalls: list[str] = []     # stall reasons met in the current tick
+        # codes of the stall reasons met in the current (or, between ticks, the last
+        # ticked) cycle, repeats counting: the first _n_stalls entries (skipped() counts
+        # the last ticked cycle's again for every cycle slept)
+        self._stall_codes = vec[i64]([0] * 16)
+        self._n_stalls = 0
         # plug-in timers and timed warp holds: (cycle, seq, callback(tag, cycle), tag)
         self.timers: list[tuple[int, int, Callable[[Any, int], Any], Any]] = []
         self._timer_seq = 0
@@ -141,7 +147,7 @@ class SM(Component):
         ops = self.operands.stats
         st.rf_reads, st.rf_writes = ops.reads, ops.writes
         st.rf_bank_conflicts, st.collector_full = ops.bank_conflict_cycles, ops.collector_full
-        st.l1d_reservation_fails = st.stall_reasons.get("l1d_reservation_fail", 0)
+        st.l1d_reservation_fails = int(st.stall_counts[STALL_L1D_RESERVATION_FAIL])
         opclass: dict[str, int] = {}
         units: dict[str, int] = {}
         for static, counts in self.slots.pc_totals():
@@ -212,8 +218,23 @@ class SM(Component):
         return "scoreboard"
 
     def note_stall(self, reason: str) -> None:
-        """A part of the SM could not proceed this cycle."""
-        self._stalls.append(reason)
+        """A part of the SM could not proceed this cycle, for `reason`."""
+        self.note_stall_code(self.stats.stall_code(reason))
+
+    def note_stall_code(self, code: i64) -> None:
+        """`note_stall` for a reason's code (stats.STALL_*)."""
+        n = self._n_stalls
+        if n == len(self._stall_codes):
+            self._stall_codes = append(self._stall_codes, code)
+        else:
+            self._stall_codes[n] = code
+        self._n_stalls = n + 1
+
+    @property
+    def last_stalls(self) -> list[str]:
+        """Stall reasons met in the last ticked cycle (repeats count)."""
+        names = self.stats.stall_names
+        return [names[self._stall_codes[j]] for j in range(self._n_stalls)]
 
     def complete(self, w: Warp, si: Any, cycle: int, from_mem: bool, pos: int) -> None:
         """Schedule the writeback of `si`'s destinations for `w` at `cycle` (the LD/ST
@@ -234,7 +255,7 @@ class SM(Component):
             self._fire_timers(now)
             progress = True
         st = self.stats
-        stalls = self._stalls = []
+        self._n_stalls = 0
         # 1. writebacks due
         if self.wb.tick(now, slots.warps):
             progress = True
@@ -285,11 +306,11 @@ class SM(Component):
         self.last_mem_wait = wait
         if wait:
             self.mem_wait_cycles += 1
-        if stalls:
-            reasons = st.stall_reasons
-            for r in stalls:
-                reasons[r] = reasons.get(r, 0) + 1
-        self.last_stalls = stalls
+        n_stalls = self._n_stalls
+        if n_stalls:
+            codes = self._stall_codes
+            for j in range(n_stalls):
+                st.add_stall_code(codes[j], 1)
         if issued or progress or len(self.fetch):
             return True
         # nothing happened this cycle: sleep until the next known event
@@ -319,8 +340,9 @@ class SM(Component):
         cyc[self.last_class] = cyc[self.last_class] + n
         if self.last_mem_wait:
             self.mem_wait_cycles += n
-        for reason in self.last_stalls:
-            st.add_stall(reason, n)
+        codes = self._stall_codes
+        for j in range(self._n_stalls):
+            st.add_stall_code(codes[j], n)
         if self.last_refusals:
             self.ops_stats.collector_full += self.last_refusals * n
         slots = self.slots

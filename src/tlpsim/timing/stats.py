@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Final
 
-from librt.vecs import vec
+from librt.vecs import append, vec
 from mypy_extensions import i64
 
 from tlpsim.timing.cache import CacheStats, MSHRStats
@@ -26,6 +26,18 @@ MEM_STALL_I: Final = 2
 CORE_STALL_I: Final = 3
 
 
+# stall reasons the SM's own units note (SM.note_stall_code), by code; a plug-in or
+# other caller may name any other reason (SM.note_stall), which gets the next code
+STALL_L1D_RESERVATION_FAIL: Final = 0
+STALL_ISSUE_STALLED: Final = 1
+STALL_UNIT_BUSY: Final = 2
+STALL_SCHEDULER_HOLD: Final = 3
+STALL_COLLECTOR_FULL: Final = 4
+STALL_LDST_BUSY: Final = 5
+STALL_REASONS: Final = ("l1d_reservation_fail", "issue_stalled", "unit_busy", "scheduler_hold", "collector_full",
+                        "ldst_busy")
+
+
 @dataclass
 class SMStats:
     """Counters of one SM."""
@@ -38,7 +50,12 @@ class SMStats:
     thread_insts: int = 0
     issue_slots: int = 0          # scheduler-cycles available (n_schedulers x cycles with resident warps)
     issued: int = 0               # scheduler-cycles that issued
-    stall_reasons: dict[str, int] = field(default_factory=dict)  # reason -> scheduler-cycles
+    # stall reason -> cycles it was met (read as the `stall_reasons` dict): unboxed counts
+    # by reason code, as the SM adds to one nearly every cycle; the dict lists the reasons
+    # in the order each was first counted
+    stall_counts: vec[i64] = field(default_factory=lambda: vec[i64]([0] * len(STALL_REASONS)))
+    stall_names: list[str] = field(default_factory=lambda: list(STALL_REASONS))
+    stall_order: list[int] = field(default_factory=list)  # codes in the order first counted
     rf_reads: int = 0
     rf_writes: int = 0
     rf_bank_conflicts: int = 0
@@ -82,16 +99,44 @@ class SMStats:
         """Cycles per class: ACTIVE / IDLE / MEM_STALL / CORE_STALL -> cycles."""
         return {c: int(self.class_cycles[k]) for k, c in enumerate(CYCLE_CLASSES)}
 
+    @property
+    def stall_reasons(self) -> dict[str, int]:
+        """Stall reason -> cycles it was met (scheduler-cycles; repeats in a cycle count)."""
+        names, counts = self.stall_names, self.stall_counts
+        return {names[k]: int(counts[k]) for k in self.stall_order}
+
+    def stall_code(self, reason: str) -> int:
+        """The code counting `reason` (a new one gets the next)."""
+        names = self.stall_names
+        for k in range(len(names)):
+            if names[k] == reason:
+                return k
+        names.append(reason)
+        self.stall_counts = append(self.stall_counts, 0)
+        return len(names) - 1
+
+    def add_stall_code(self, code: i64, n: i64) -> None:
+        counts = self.stall_counts
+        c = counts[code]
+        if c == 0:
+            self.stall_order.append(code)
+        counts[code] = c + n
+
     def add_stall(self, reason: str, n: int = 1) -> None:
-        self.stall_reasons[reason] = self.stall_reasons.get(reason, 0) + n
+        if n:
+            self.add_stall_code(self.stall_code(reason), n)
 
     def to_dict(self) -> dict:
         d: dict = {"cycles": self.cycles}
         for f in fields(self):
-            if f.name == "class_cycles":
+            name = f.name
+            if name == "class_cycles" or name == "stall_names" or name == "stall_order":
                 continue
-            v = getattr(self, f.name)
-            d[f.name] = dict(v) if isinstance(v, dict) else list(v) if isinstance(v, list) else v
+            if name == "stall_counts":  # (in the place the stall_reasons field had)
+                d["stall_reasons"] = self.stall_reasons
+                continue
+            v = getattr(self, name)
+            d[name] = dict(v) if isinstance(v, dict) else list(v) if isinstance(v, list) else v
         return d
 
 
