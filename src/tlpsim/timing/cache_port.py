@@ -82,17 +82,20 @@ class CachePort:
     def stats(self) -> CacheStats:
         return self.array.stats
 
-    def read(self, line: int, mask: int, token: Any, now: int, can_send: Callable[[], bool]) -> tuple[str, int]:
+    def read(self, line: int, mask: int, token: Any, now: int, can_send: Callable[[], bool] | None = None,
+             room: bool = True) -> tuple[str, int]:
         """Returns ("hit", ready cycle), ("merged", 0) — waiting on a pending fill —,
         ("miss", sectors to fetch) — the caller must send that request —, or
         ("fail", 0) when it must retry (set, MSHR, merge or queue full: `last_refusal`
-        names the counter it bumped)."""
+        names the counter it bumped). Whether a miss can be sent: `can_send()`, asked
+        only when a miss needs it (a queue's can_push counts refusals), or else `room`
+        (known beforehand: a bound method made per read costs more than the answer)."""
         arr, mshr = self.array, self.mshr
         if arr.access_if_hit(line, mask):
             self.version += 1
             return "hit", now + self.hit_latency
         if self.on_fill:
-            return self._read_on_fill(line, mask, token, can_send)
+            return self._read_on_fill(line, mask, token, can_send, room)
         st = arr.probe(line, mask)
         if st == HIT_RESERVED:
             if not mshr.can_merge(line):
@@ -109,7 +112,7 @@ class CachePort:
             return self._refuse(FAIL_MERGE)
         if not entry and not mshr.can_allocate(line):
             return self._refuse(FAIL_MSHR)
-        if not can_send():
+        if not (room if can_send is None else can_send()):
             return self._refuse(FAIL_QUEUE)
         r = arr.access(line, mask, allocate=True, reserve=True)
         if r.status == RESERVATION_FAIL:  # (probe said a way is free: not reached; access counted it)
@@ -126,7 +129,8 @@ class CachePort:
         assert st in (MISS, SECTOR_MISS)
         return "miss", r.missing
 
-    def _read_on_fill(self, line: int, mask: int, token: Any, can_send: Callable[[], bool]) -> tuple[str, int]:
+    def _read_on_fill(self, line: int, mask: int, token: Any, can_send: Callable[[], bool] | None,
+                      room: bool) -> tuple[str, int]:
         """A read that misses in an allocate-on-fill cache: the MSHR alone tracks the
         sectors on their way (GPGPU-Sim's send_read_request with m_alloc_policy ON_FILL);
         the lookup counts as a miss and nothing is allocated until `fill`."""
@@ -138,7 +142,7 @@ class CachePort:
         elif not mshr.can_allocate(line):
             return self._refuse(FAIL_MSHR)
         fetch = arr.missing(line, mask) & ~mshr.pending(line)
-        if fetch and not can_send():
+        if fetch and not (room if can_send is None else can_send()):
             return self._refuse(FAIL_QUEUE)
         arr.access(line, mask, allocate=False, reserve=False)
         self.version += 1

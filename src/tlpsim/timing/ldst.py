@@ -397,8 +397,10 @@ class LdstUnit:
                 for h in self.l1d_handlers:
                     h(ins.warp.view, line, "fail", -1, now)
             return False
-        outcome, value = cache.read(line, mask, ins, now,
-                                    can_send=self.to_icnt.can_push if const else self._missq_room_read)
+        if const:  # (the interconnect queue's can_push counts a refusal: asked only if a miss needs it)
+            outcome, value = cache.read(line, mask, ins, now, self.to_icnt.can_push)
+        else:  # (the miss queue's room, known now)
+            outcome, value = cache.read(line, mask, ins, now, None, self._missq_room_read())
         if outcome == "fail" and cache is self.l1d:
             self._refused = ins
             self._refused_at = (cache.version, len(self.missq), line)
