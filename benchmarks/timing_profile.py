@@ -5,9 +5,11 @@ callgrind (instruction counts do not depend on the host's load):
         .venv/bin/python benchmarks/timing_profile.py vecadd 131072
     callgrind_annotate --inclusive=no callgrind.out.<pid> | head -60
 
-Kernels: `vecadd N` (memory-bound streaming, N floats) and `sgemm N` (compute-bound
-shared-memory tiled GEMM, N x N output, K = 64). Prints cycles, the statistics' digest
-(to compare builds) and the timing wall time.
+Kernels: `vecadd N` (memory-bound streaming, N floats), `sgemm N` (compute-bound
+shared-memory tiled GEMM, N x N output, K = 64), both on `gtx480`, and `mummer N Q` (the
+LCS stand-in's kernel, an N-base reference and Q queries, on `tesla_m2050`: at N = 2**20,
+Q = 139,264 it is `tlpsim run mummer --size study --config tesla_m2050`). Prints cycles,
+the statistics' digest (to compare builds) and the timing wall time.
 """
 
 from __future__ import annotations
@@ -45,13 +47,30 @@ def sgemm(n: int) -> None:
     assert np.allclose(dc.get(), a @ b, rtol=1e-4, atol=1e-3)
 
 
-KERNELS = {"vecadd": vecadd, "sgemm": sgemm}
+def mummer(n: int, queries: int) -> None:
+    from tlpsim.workloads import mummer as mum
+    from tlpsim.workloads.registry import get_workload
+
+    saved = mum.SIZES["tiny"]
+    mum.SIZES["tiny"] = (n, queries)  # the workload's own inputs, at this size
+    try:
+        res = get_workload("mummer").execute("tiny")
+    finally:
+        mum.SIZES["tiny"] = saved
+    assert res.verified, "mummer's output differs from the NumPy reference"
+
+
+KERNELS = {"vecadd": vecadd, "sgemm": sgemm, "mummer": mummer}
+CONFIGS = {"mummer": "tesla_m2050"}  # (the others: gtx480)
 
 
 def main() -> None:
     name, n = sys.argv[1], int(sys.argv[2])
-    with cp.Device(mode="timing", config="gtx480") as dev:
-        KERNELS[name](n)
+    with cp.Device(mode="timing", config=CONFIGS.get(name, "gtx480")) as dev:
+        if name == "mummer":
+            mummer(n, int(sys.argv[3]) if len(sys.argv) > 3 else 1024)
+        else:
+            KERNELS[name](n)
         recs = list(dev.launches)
     stats = [r.stats.to_dict() if hasattr(r.stats, "to_dict") else vars(r.stats) for r in recs]
     wall = sum(s.pop("wall_seconds", 0.0) for s in stats)  # the timing model's own
