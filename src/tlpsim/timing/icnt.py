@@ -152,6 +152,19 @@ def _mix(seed: int, cycle: int, output: int) -> int:
     return z ^ (z >> 31)
 
 
+class _Delivery:
+    """A granted packet on its way to output `o` (`units` flits, arrived at the input in
+    cycle `arrival`): one native object, not a tuple of boxed integers."""
+
+    __slots__ = ("o", "units", "pkt", "arrival")
+
+    def __init__(self, o: int, units: int, pkt: Any, arrival: int) -> None:
+        self.o = o
+        self.units = units
+        self.pkt = pkt
+        self.arrival = arrival
+
+
 class Crossbar(Component):
     """An N×M input-queued crossbar switch with FIFO inputs and wormhole outputs.
 
@@ -217,7 +230,7 @@ class Crossbar(Component):
         # deliveries: a heap of the distinct cycles with any, and per cycle its entries
         # (output, units, packet, arrival cycle) in the order granted
         self._delivery_cycles = new_heap()
-        self._deliveries: dict[int, list[tuple[int, int, Any, int]]] = {}
+        self._deliveries: dict[int, list[_Delivery]] = {}
         self._n_deliveries = 0
         # per-port state in unboxed vectors (a list's ints are objects: docs/compiled-core.md)
         self._busy_in = vec[bool]([False] * n_inputs)
@@ -316,9 +329,9 @@ class Crossbar(Component):
             c = int(c64)
             bucket = self._deliveries[c]  # (not dict.pop: docs/compiled-core.md)
             del self._deliveries[c]
-            for o, units, pkt, arrival in bucket:
+            for d in bucket:
                 self._n_deliveries -= 1
-                self._deliver(c, o, units, pkt, arrival, now)
+                self._deliver(c, d.o, d.units, d.pkt, d.arrival, now)
         in_bits, out_bits = self._in_bits, self._out_bits
         if len(self._releases):
             # every key of a transfer ending by `cycle` is below the first key of cycle + 1
@@ -472,10 +485,10 @@ class Crossbar(Component):
             else:
                 bucket = self._deliveries.get(due)
                 if bucket is None:
-                    self._deliveries[due] = [(o, units, pkt, arrival)]
+                    self._deliveries[due] = [_Delivery(o, units, pkt, arrival)]
                     self._delivery_cycles = heap_push(self._delivery_cycles, due)
                 else:
-                    bucket.append((o, units, pkt, arrival))
+                    bucket.append(_Delivery(o, units, pkt, arrival))
                 self._n_deliveries += 1
                 if due != end:
                     self._timer(due * self._period)

@@ -45,7 +45,6 @@ drops the copy.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
 from typing import cast
 
@@ -155,9 +154,11 @@ class L2Slice(Component):
         self._replica_cap = size_bytes // line_bytes
         self.far_requests = 0      # requests that paid the crossing
         self.replica_hits = 0      # far-side reads served by the copy in their own half
-        self._missq: deque[MemRequest] = deque()
+        # (FIFOs of requests in rings: their lengths are native reads, a deque's truthiness
+        # and methods generic calls; the due cycles are unused)
+        self._missq = DueRing()
         self._missq_cap = miss_queue_entries
-        self._resp: deque[MemRequest] = deque()              # fill-released replies (and further write acks)
+        self._resp = DueRing()              # fill-released replies (and further write acks)
         self._port_free = 0     # first cycle the data port can start a lookup
         self._fill_free = 0     # first cycle the fill port can take a DRAM reply
         self._stall = ""   # why the lookup stalled in the last tick ("": it did not)
@@ -167,7 +168,7 @@ class L2Slice(Component):
 
     # -- engine interface -------------------------------------------------------------
     def busy(self) -> bool:
-        return bool(len(self._rop) or len(self._rop_far) or self._resp or self._missq or len(self.mshr)
+        return bool(len(self._rop) or len(self._rop_far) or len(self._resp) or len(self._missq) or len(self.mshr)
                     or len(self.from_icnt) or len(self.from_dram))
 
     def skipped(self, first: int, last: int) -> None:
@@ -186,8 +187,8 @@ class L2Slice(Component):
         progress = False
         self._stall = ""
         resp = self._resp
-        if resp and self.to_icnt.can_push():
-            self.to_icnt.push(resp.popleft(), now)
+        if len(resp) and self.to_icnt.can_push():
+            self.to_icnt.push(cast(MemRequest, resp.popleft()), now)
             self.stats.replies += 1
             progress = True
         if cycle >= self._fill_free:
@@ -219,17 +220,17 @@ class L2Slice(Component):
                 self._wake_at(due)
                 progress = True
         missq = self._missq
-        if missq and self.to_dram.can_push():
-            self.to_dram.push(missq.popleft(), now)
+        if len(missq) and self.to_dram.can_push():
+            self.to_dram.push(cast(MemRequest, missq.popleft()), now)
             progress = True
-        if len(rop) or len(far) or resp or missq or self._mshr_lines:
+        if len(rop) or len(far) or len(resp) or len(missq) or self._mshr_lines:
             self._occupied = True
             self.stats.occupied_cycles += 1
         else:
             self._occupied = False
         if self._stall:
             self._count_stall(self._stall, 1)
-        if not progress or resp or missq:
+        if not progress or len(resp) or len(missq):
             return progress
         # Progress made, but sleep at once when no stage can act next cycle without
         # an event that wakes the slice anyway: a later ROP head, a later arrival
@@ -290,9 +291,10 @@ class L2Slice(Component):
             elif self._split and req.kind == READ and self._far_side(req):
                 self._replicate(addr, cache.widen(req.sector_mask or cache.full_mask))
             req.is_reply = True
-            resp.append(req)
+            resp.append(0, req)
             if self.sector_replies and req.kind == READ:
-                resp.extend(self._sector_pieces(req, req.sector_mask or 15, True))
+                for piece in self._sector_pieces(req, req.sector_mask or 15, True):
+                    resp.append(0, piece)
         k = self._port_cycles(n * SECTOR_BYTES)
         self._fill_free = cycle + k
         if k > 1:
@@ -525,7 +527,8 @@ class L2Slice(Component):
         if self.sector_replies and req.kind == READ:
             pieces = self._sector_pieces(req, req.sector_mask or 15, True)
             self._reply(req, now)
-            self._resp.extend(pieces)
+            for piece in pieces:
+                self._resp.append(0, piece)
         else:
             self._reply(req, now)
 
@@ -555,7 +558,8 @@ class L2Slice(Component):
         naming its sector: the first now, the others from the reply buffer, one a cycle."""
         pieces = self._sector_pieces(req, mask, False)
         self._reply(req, now)
-        self._resp.extend(pieces)
+        for piece in pieces:
+            self._resp.append(0, piece)
         self.stats.write_acks += 1 + len(pieces)
 
     def _dram(self, kind: str, addr: int, mask: int, now: int) -> None:
@@ -567,7 +571,7 @@ class L2Slice(Component):
         else:
             st.dram_writes += 1
             st.dram_write_sectors += n
-        self._missq.append(MemRequest(kind, addr, mask, src_sm=-1, partition=self.slice_id, t_created=now))
+        self._missq.append(0, MemRequest(kind, addr, mask, src_sm=-1, partition=self.slice_id, t_created=now))
 
     def _writeback(self, ev, now: int) -> int:
         """Queue the dirty sectors of an evicted line; returns the bytes read out."""
