@@ -36,6 +36,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "tlpsim.timing.addrmap",
     "tlpsim.timing.cache_policy",
     "tlpsim.timing.set_index",
+    "tlpsim.timing.mshr",
     "tlpsim.timing.cache",
     "tlpsim.timing.cache_port",
     "tlpsim.timing.l2",

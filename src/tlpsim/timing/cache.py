@@ -30,6 +30,7 @@ from tlpsim.timing.cache_policy import (  # noqa: F401
 # write policies live in cache_policy.py (re-exported here for existing imports)
 from tlpsim.timing.addrmap import AddressMap
 from tlpsim.timing.mem_types import popcount
+from tlpsim.timing.mshr import MSHR, MSHRStats  # noqa: F401 - re-exported (MSHR tables live in mshr.py)
 from tlpsim.timing.set_index import SET_INDEX_FUNCTIONS, SetIndex, make_set_index  # noqa: F401 - re-exported
 
 SECTOR_BYTES: Final = 32  # unit of MemRequest.sector_mask
@@ -89,20 +90,6 @@ class CacheStats:
         d = asdict(self)
         d["reservation_fails"] = self.reservation_fails
         return d
-
-
-@dataclass
-class MSHRStats:
-    """Counters of one MSHR table."""
-
-    allocations: int = 0
-    merges: int = 0
-    fills: int = 0        # fill() calls
-    released: int = 0     # tokens handed back by fills
-    peak_entries: int = 0
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 # ---------------------------------------------------------------------------- tag array
@@ -523,118 +510,3 @@ class CacheArray:
             st.writebacks += 1
             st.writeback_sectors += popcount(dirty)
         return Eviction(addr, valid, dirty)
-
-
-# ---------------------------------------------------------------------------- MSHR
-
-class _Entry:
-    __slots__ = ("pending", "waiters")
-
-    def __init__(self, pending: int) -> None:
-        self.pending = pending              # sectors requested below and not yet back
-        self.waiters: list[tuple[Any, int]] = []  # (token, sectors it waits for)
-
-
-class MSHR:
-    """Miss-status holding registers keyed by line: an entry per line with fills
-    outstanding, holding up to `max_merge` waiting tokens. A fill releases the tokens
-    whose sectors are all back and frees the entry when nothing is pending. A None
-    token (a fetch nobody waits for) still takes a merge slot."""
-
-    def __init__(self, entries: int, max_merge: int) -> None:
-        if entries < 1 or max_merge < 1:
-            raise ValueError(f"MSHR needs entries >= 1 and max_merge >= 1, not {entries}, {max_merge}")
-        self.entries = entries
-        self.max_merge = max_merge
-        self._e: dict[int, _Entry] = {}
-        # the last line looked up and its entry (None: absent): a miss asks lookup,
-        # can_allocate and allocate for one line in a row, a fill lookup and fill, and
-        # each dictionary access boxes the address and compares it through the object
-        # protocol (docs/compiled-core.md)
-        self._memo_addr: i64 = -1
-        self._memo: _Entry | None = None
-        self.stats = MSHRStats()
-
-    def _get(self, addr: int) -> _Entry | None:
-        if addr == self._memo_addr:
-            return self._memo
-        e = self._e.get(addr)
-        self._memo_addr = addr
-        self._memo = e
-        return e
-
-    def __len__(self) -> int:
-        return len(self._e)
-
-    def lines(self) -> dict:
-        """The live line -> entry dict (never replaced): owners test its truthiness
-        per cycle without a method call. Read only."""
-        return self._e
-
-    @property
-    def full(self) -> bool:
-        return len(self._e) >= self.entries
-
-    def lookup(self, addr: int) -> bool:
-        """Is there an entry for this line?"""
-        return self._get(addr) is not None
-
-    def pending(self, addr: int) -> int:
-        """Sectors still awaited for this line (0 when there is no entry)."""
-        e = self._get(addr)
-        return 0 if e is None else e.pending
-
-    def can_allocate(self, addr: int) -> bool:
-        return len(self._e) < self.entries and self._get(addr) is None
-
-    def can_merge(self, addr: int) -> bool:
-        e = self._get(addr)
-        return e is not None and len(e.waiters) < self.max_merge
-
-    def allocate(self, addr: int, token: Any, sector_mask: int = ALL) -> None:
-        """New entry for a miss fetching `sector_mask`; `token` waits for all of it."""
-        if not self.can_allocate(addr):
-            raise RuntimeError(f"MSHR allocate for {addr:#x}: entry exists or table full "
-                               f"(caller must check can_allocate())")
-        e = _Entry(sector_mask)
-        e.waiters.append((token, sector_mask))
-        self._e[addr] = e
-        self._memo_addr = addr
-        self._memo = e
-        st = self.stats
-        st.allocations += 1
-        st.peak_entries = max(st.peak_entries, len(self._e))
-
-    def merge(self, addr: int, token: Any, sector_mask: int = ALL, fetch: int = 0) -> bool:
-        """Add a token waiting for the pending sectors of `sector_mask` (the rest are
-        valid); `fetch` adds sectors just requested below. False (no change) when
-        the entry already holds `max_merge` tokens."""
-        e = self._get(addr)
-        if e is None:
-            raise KeyError(f"MSHR merge for {addr:#x} without an entry (caller must lookup() first)")
-        if len(e.waiters) >= self.max_merge:
-            return False
-        e.pending |= fetch
-        e.waiters.append((token, sector_mask & e.pending))
-        self.stats.merges += 1
-        return True
-
-    def fill(self, addr: int, sector_mask: int = ALL) -> list[Any]:
-        """Sectors arrived: return the tokens whose sectors are now all present, in
-        arrival order; the entry is freed when nothing is pending."""
-        e = self._get(addr)
-        if e is None:
-            raise KeyError(f"MSHR fill for {addr:#x} without an entry")
-        e.pending &= ~sector_mask
-        st = self.stats
-        st.fills += 1
-        if not e.pending:
-            del self._e[addr]
-            self._memo = None  # (the memo is this line's)
-            out = [t for t, _ in e.waiters]
-        else:
-            pending = e.pending
-            out = [t for t, m in e.waiters if not m & pending]
-            e.waiters = [w for w in e.waiters if w[1] & pending]
-        st.released += len(out)
-        return out

@@ -164,7 +164,6 @@ class L2Slice(Component):
         self._stall = ""   # why the lookup stalled in the last tick ("": it did not)
         self._occupied = False
         self._period = domain.period_fs
-        self._mshr_lines = self.mshr.lines()   # the MSHR's live entry dict: truthy while misses are pending
 
     # -- engine interface -------------------------------------------------------------
     def busy(self) -> bool:
@@ -223,7 +222,7 @@ class L2Slice(Component):
         if len(missq) and self.to_dram.can_push():
             self.to_dram.push(cast(MemRequest, missq.popleft()), now)
             progress = True
-        if len(rop) or len(far) or len(resp) or len(missq) or self._mshr_lines:
+        if len(rop) or len(far) or len(resp) or len(missq) or len(self.mshr):
             self._occupied = True
             self.stats.occupied_cycles += 1
         else:
