@@ -448,25 +448,23 @@ class CacheArray:
     def invalidate_all(self) -> None:
         """Drop every line (kernel-boundary L1 invalidation); lines with pending fills
         keep only their pending sectors. Dirty data is discarded: `flush()` first."""
-        for addr in self._addresses():
-            self.invalidate(addr)
+        for k in self._ways_oldest_first():
+            self.invalidate(int(self._tag[k]))
 
     def flush(self) -> list[Eviction]:
         """Clean every dirty line and return what must be written back (in the order
         the lines were allocated)."""
         out = []
-        for addr in self._addresses():
-            k = self._find(addr)
+        for k in self._ways_oldest_first():
             if self._dirty[k]:
-                out.append(Eviction(addr, int(self._valid[k]), int(self._dirty[k])))
+                out.append(Eviction(int(self._tag[k]), int(self._valid[k]), int(self._dirty[k])))
                 self._dirty[k] = 0
         return out
 
-    def _addresses(self) -> list[int]:
-        """Every present line, oldest allocation first."""
+    def _ways_oldest_first(self) -> list[int]:
+        """The ways holding a line, oldest allocation first."""
         tag, born = self._tag, self._born
-        lines = [(int(born[k]), int(tag[k])) for k in range(len(tag)) if tag[k] != _EMPTY]
-        return [addr for _, addr in sorted(lines)]
+        return [k for _, k in sorted((int(born[k]), k) for k in range(len(tag)) if tag[k] != _EMPTY)]
 
     def _line(self, addr: int) -> i64:
         k = self._find(addr)

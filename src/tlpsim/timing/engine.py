@@ -190,13 +190,6 @@ class Engine:
         self._timers = timers
         self._active = active
 
-    def _next_cycle_time(self, comp: Component) -> int:
-        """Time of the first cycle of comp's domain strictly after its last tick and
-        not before now."""
-        d = comp.domain
-        c = max(comp.last_cycle + 1, -(-self.now // d.period_fs))
-        return d.time_of(c)
-
     def run(self, max_time_fs: int | None = None, stop: Callable[[], bool] | None = None,
             until_stop_request: bool = False) -> None:
         """Tick until `stop()` is true or a component calls request_stop(), every

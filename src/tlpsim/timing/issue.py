@@ -189,17 +189,17 @@ class IssueStage:
         operand storage accepts issues. `rs`: the scheduler's ready mask (not empty);
         candidates go to the policy in slot order."""
         if self.stalled and self.stall_from[s] <= now < self.stall_until[s]:
-            self.sm.note_stall_code(STALL_ISSUE_STALLED)  # a plug-in's stall_issue
+            self.sm.note_stall(STALL_ISSUE_STALLED)  # a plug-in's stall_issue
             return False
         ldst_ok = self.ldst.can_accept()
         if not ldst_ok and self.ready[s].mem == rs:
-            self.sm.note_stall_code(STALL_UNIT_BUSY)  # every ready warp waits for the LD/ST unit
+            self.sm.note_stall(STALL_UNIT_BUSY)  # every ready warp waits for the LD/ST unit
             return False
         if self.gto[s]:
             return self._issue_gto(s, rs, now, ldst_ok)
         cands = self._candidates(s, rs, now, ldst_ok)
         if not cands:
-            self.sm.note_stall_code(STALL_UNIT_BUSY)
+            self.sm.note_stall(STALL_UNIT_BUSY)
             return False
         policy = self.policies[s]
         if len(cands) == 1 and not policy.filters:
@@ -207,7 +207,7 @@ class IssueStage:
         # the policy's first choice almost always dispatches: try it before sorting
         first = policy.choose(cands, now)
         if first is None:  # the policy lets none of them issue now
-            self.sm.note_stall_code(STALL_SCHEDULER_HOLD)
+            self.sm.note_stall(STALL_SCHEDULER_HOLD)
             return False
         if not _among(first, cands):
             raise _bad_choice(policy, "choose", first, cands)
@@ -269,7 +269,7 @@ class IssueStage:
             if best is None or (best.slot != g and (w.slot == g or w.age < best.age)):
                 best = w
         if best is None:
-            self.sm.note_stall_code(STALL_UNIT_BUSY)
+            self.sm.note_stall(STALL_UNIT_BUSY)
             return False
         policy = self.policies[s]
         if self._try_issue(best, best.view, policy, now, False):
@@ -298,11 +298,11 @@ class IssueStage:
             units = self.units
             if units.lane_holds and not units.lanes_free(w.sched, si.unit, self._mask(w, pos), now):
                 if not quiet:
-                    self.sm.note_stall_code(STALL_UNIT_BUSY)
+                    self.sm.note_stall(STALL_UNIT_BUSY)
                 return False
             if units.next_by_id[w.sched][si.unit_id][0] > now:
                 if not quiet:
-                    self.sm.note_stall_code(STALL_UNIT_BUSY)
+                    self.sm.note_stall(STALL_UNIT_BUSY)
                 return False
             banks = self.banks
             start = (banks.try_read_id(w.slot, w.sched, si.unit_id, si.src_regs, now) if banks is not None
@@ -311,7 +311,7 @@ class IssueStage:
                 if w.holds:  # a storage that held the warp while refusing: a hold, not a stall
                     self.held_on_read = True
                 elif not quiet:
-                    self.sm.note_stall_code(STALL_COLLECTOR_FULL)
+                    self.sm.note_stall(STALL_COLLECTOR_FULL)
                 return False
             # a result bus at its writeback cycle (GPGPU-Sim reserves one when the
             # instruction enters its unit, which holds it in its dispatch register meanwhile)
@@ -325,13 +325,13 @@ class IssueStage:
             ldst = self.ldst
             if not ldst.can_accept():
                 if not quiet:
-                    self.sm.note_stall_code(STALL_LDST_BUSY)
+                    self.sm.note_stall(STALL_LDST_BUSY)
                 return False
             # a shared access waits for its sub-core's path into the unit (sm.shared_subcore_issue_cycles)
             hold = ldst.shared_hold(w, si, w.mem[pos]) if ldst.p.sub_issue_cycles else 0
             if hold and not ldst.path_free(w.sched, now):
                 if not quiet:
-                    self.sm.note_stall_code(STALL_LDST_BUSY)
+                    self.sm.note_stall(STALL_LDST_BUSY)
                 return False
             banks = self.banks
             start = (banks.try_read_id(w.slot, w.sched, si.unit_id, si.src_regs, now) if banks is not None
@@ -340,7 +340,7 @@ class IssueStage:
                 if w.holds:  # a storage that held the warp while refusing: a hold, not a stall
                     self.held_on_read = True
                 elif not quiet:
-                    self.sm.note_stall_code(STALL_COLLECTOR_FULL)
+                    self.sm.note_stall(STALL_COLLECTOR_FULL)
                 return False
             dst = si.dst_mask
             if dst:

@@ -200,7 +200,7 @@ class LdstUnit:
                 progress = True
             else:  # blocked until a fill or a free miss-queue slot (both wake the SM)
                 self.stalled = True
-                self.sm.note_stall_code(STALL_L1D_RESERVATION_FAIL)
+                self.sm.note_stall(STALL_L1D_RESERVATION_FAIL)
                 return progress
         if now < self.busy_until:
             return True
@@ -226,7 +226,7 @@ class LdstUnit:
                 # refused (MSHR, merge slots, set or request queue full): only a reply
                 # or a freed queue slot can change that, and both wake the SM
                 self.stalled = True
-                self.sm.note_stall_code(STALL_L1D_RESERVATION_FAIL)
+                self.sm.note_stall(STALL_L1D_RESERVATION_FAIL)
                 return progress
         if not cur.accesses:
             self.cur = None

@@ -217,24 +217,14 @@ class SM(Component):
             return "a hold by the " + " and ".join(who) + " plug-in"
         return "scoreboard"
 
-    def note_stall(self, reason: str) -> None:
-        """A part of the SM could not proceed this cycle, for `reason`."""
-        self.note_stall_code(self.stats.stall_code(reason))
-
-    def note_stall_code(self, code: i64) -> None:
-        """`note_stall` for a reason's code (stats.STALL_*)."""
+    def note_stall(self, code: i64) -> None:
+        """A part of the SM could not proceed this cycle, for reason `code` (stats.STALL_*)."""
         n = self._n_stalls
         if n == len(self._stall_codes):
             self._stall_codes = append(self._stall_codes, code)
         else:
             self._stall_codes[n] = code
         self._n_stalls = n + 1
-
-    @property
-    def last_stalls(self) -> list[str]:
-        """Stall reasons met in the last ticked cycle (repeats count)."""
-        names = self.stats.stall_names
-        return [names[self._stall_codes[j]] for j in range(self._n_stalls)]
 
     def complete(self, w: Warp, si: Any, cycle: int, from_mem: bool, pos: int) -> None:
         """Schedule the writeback of `si`'s destinations for `w` at `cycle` (the LD/ST
@@ -310,7 +300,7 @@ class SM(Component):
         if n_stalls:
             codes = self._stall_codes
             for j in range(n_stalls):
-                st.add_stall_code(codes[j], 1)
+                st.add_stall(codes[j], 1)
         if issued or progress or len(self.fetch):
             return True
         # nothing happened this cycle: sleep until the next known event
@@ -342,7 +332,7 @@ class SM(Component):
             self.mem_wait_cycles += n
         codes = self._stall_codes
         for j in range(self._n_stalls):
-            st.add_stall_code(codes[j], n)
+            st.add_stall(codes[j], n)
         if self.last_refusals:
             self.ops_stats.collector_full += self.last_refusals * n
         slots = self.slots

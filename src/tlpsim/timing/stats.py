@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Final
 
-from librt.vecs import append, vec
+from librt.vecs import vec
 from mypy_extensions import i64
 
 from tlpsim.timing.cache import CacheStats, MSHRStats
@@ -26,8 +26,7 @@ MEM_STALL_I: Final = 2
 CORE_STALL_I: Final = 3
 
 
-# stall reasons the SM's own units note (SM.note_stall_code), by code; a plug-in or
-# other caller may name any other reason (SM.note_stall), which gets the next code
+# the reasons an SM's units note a stall for (SM.note_stall), by code
 STALL_L1D_RESERVATION_FAIL: Final = 0
 STALL_ISSUE_STALLED: Final = 1
 STALL_UNIT_BUSY: Final = 2
@@ -54,7 +53,6 @@ class SMStats:
     # by reason code, as the SM adds to one nearly every cycle; the dict lists the reasons
     # in the order each was first counted
     stall_counts: vec[i64] = field(default_factory=lambda: vec[i64]([0] * len(STALL_REASONS)))
-    stall_names: list[str] = field(default_factory=lambda: list(STALL_REASONS))
     stall_order: list[int] = field(default_factory=list)  # codes in the order first counted
     rf_reads: int = 0
     rf_writes: int = 0
@@ -102,35 +100,22 @@ class SMStats:
     @property
     def stall_reasons(self) -> dict[str, int]:
         """Stall reason -> cycles it was met (scheduler-cycles; repeats in a cycle count)."""
-        names, counts = self.stall_names, self.stall_counts
-        return {names[k]: int(counts[k]) for k in self.stall_order}
+        counts = self.stall_counts
+        return {STALL_REASONS[k]: int(counts[k]) for k in self.stall_order}
 
-    def stall_code(self, reason: str) -> int:
-        """The code counting `reason` (a new one gets the next)."""
-        names = self.stall_names
-        for k in range(len(names)):
-            if names[k] == reason:
-                return k
-        names.append(reason)
-        self.stall_counts = append(self.stall_counts, 0)
-        return len(names) - 1
-
-    def add_stall_code(self, code: i64, n: i64) -> None:
+    def add_stall(self, code: i64, n: i64) -> None:
+        """`n` more cycles of stall reason `code` (STALL_*)."""
         counts = self.stall_counts
         c = counts[code]
         if c == 0:
             self.stall_order.append(code)
         counts[code] = c + n
 
-    def add_stall(self, reason: str, n: int = 1) -> None:
-        if n:
-            self.add_stall_code(self.stall_code(reason), n)
-
     def to_dict(self) -> dict:
         d: dict = {"cycles": self.cycles}
         for f in fields(self):
             name = f.name
-            if name == "class_cycles" or name == "stall_names" or name == "stall_order":
+            if name == "class_cycles" or name == "stall_order":
                 continue
             if name == "stall_counts":  # (in the place the stall_reasons field had)
                 d["stall_reasons"] = self.stall_reasons
