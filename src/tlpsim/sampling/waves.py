@@ -330,7 +330,7 @@ class WaveSampler:
         for j, comp in enumerate(eng.components):
             p = comp.domain.period_fs
             # outside a sweep (a batch starting) nothing has ticked at this step yet
-            target = t // p if (t % p or (k is not None and j <= k)) else t // p - 1
+            target = t // p if (t % p or 0 <= k and j <= k) else t // p - 1
             eng.account_to(comp, target)
 
     def _mark(self, run: Any, now: int) -> tuple:

@@ -104,7 +104,7 @@ class Engine:
         # timers: one heap entry per (time, component), time << TIMER_K_BITS | index, so
         # the earliest time is the first entry's and no dictionary of times is needed
         self._timers = new_heap()  # unboxed (iheap.py)
-        self._ticking: int | None = None  # index of the component being ticked
+        self._ticking: i64 = -1  # index of the component being ticked (-1: none)
         self._live_timers = 0  # pending timers of non-passive components
         self.stop_requested = False  # set by a component (request_stop): run() returns before the next step
         # per component (index k), unboxed: its clock period (fixed), and copies of its
@@ -115,6 +115,15 @@ class Engine:
         self._period = vec[i64]()
         self._passive = vec[bool]()
         self._last = vec[i64]()
+        # the clock domains (by period) and their members (bit k): a step looks at each
+        # domain once, not at each active component, to find the next time; and it
+        # visits only the components that tick in it
+        self._dom_period = vec[i64]()
+        self._dom_mask: list[int] = []
+        # the components whose last cycle is the one starting at time `_swept_at` (ticked
+        # or accounted in that step): at an edge of its domain the others tick
+        self._swept = 0
+        self._swept_at: i64 = -1
 
     def add(self, comp: Component, active: bool = True) -> Component:
         k = len(self.components)
@@ -126,6 +135,14 @@ class Engine:
         self._period = append(self._period, comp.domain.period_fs)
         self._passive = append(self._passive, comp.passive)
         self._last = append(self._last, comp.last_cycle)
+        p = comp.domain.period_fs
+        for d in range(len(self._dom_period)):
+            if self._dom_period[d] == p:
+                self._dom_mask[d] |= 1 << k
+                break
+        else:
+            self._dom_period = append(self._dom_period, p)
+            self._dom_mask.append(1 << k)
         if active:
             self._active |= 1 << k
         return comp
@@ -136,7 +153,7 @@ class Engine:
 
     def wake(self, comp: Component) -> None:
         k = comp._k
-        if self._ticking is not None and k < self._ticking:
+        if k < self._ticking:
             # woken by a component after it in this cycle's sweep: a dense run already
             # ticked it (idle) this cycle, so it next ticks at the following cycle
             d = comp.domain
@@ -150,7 +167,17 @@ class Engine:
     def _set_last(self, comp: Component, cycle: int) -> None:
         """Record that `comp` has been ticked or accounted up to `cycle`."""
         comp.last_cycle = cycle
-        self._last[comp._k] = cycle
+        k = comp._k
+        self._last[k] = cycle
+        if cycle * self._period[k] == self.now:
+            self._note_swept(k)
+
+    def _note_swept(self, k: i64) -> None:
+        """Component k's last cycle is now the one starting at the current time."""
+        if self._swept_at != self.now:
+            self._swept_at = self.now
+            self._swept = 0
+        self._swept |= 1 << int(k)
 
     def account_to(self, comp: Component, cycle: int) -> None:
         """Back-fill `comp`'s statistics for the cycles it slept through up to `cycle`
@@ -216,19 +243,25 @@ class Engine:
                 candidates = self._active
             now: i64 = self.now
             period, lastc = self._period, self._last
-            # the next time step: the earliest next cycle of any candidate (or a timer)
+            dom_period, dom_mask = self._dom_period, self._dom_mask
+            n_dom = len(dom_period)
+            swept = self._swept if self._swept_at == now else 0
+            # the next time step: the earliest next cycle of any domain with a candidate
+            # (at an edge, now itself while one of them has not ticked at it) or a timer
             t: i64 = -1
-            m = candidates
-            while m:
-                low = m & -m
-                m ^= low
-                k: i64 = low.bit_length() - 1
-                p = period[k]
-                nc = lastc[k] + 1
-                first = -(-now // p)
-                tk = (nc if nc > first else first) * p
-                if t < 0 or tk < t:
-                    t = tk
+            for d in range(n_dom):
+                if not candidates & dom_mask[d]:
+                    continue
+                p = dom_period[d]
+                r = now % p
+                if r:
+                    td = now - r + p
+                elif candidates & dom_mask[d] & ~swept:
+                    td = now
+                else:
+                    td = now + p
+                if t < 0 or td < t:
+                    t = td
             timers = self._timers  # (a vec is a value: re-read after any push or pop)
             if len(timers) and not dense:
                 t0 = timers[0] >> TIMER_K_BITS
@@ -242,16 +275,21 @@ class Engine:
                 if len(timers) and timers[0] >> TIMER_K_BITS <= t:
                     self._pop_due_timers(t)
                 candidates = self._active
-            # in index order; a component woken meanwhile ticks from the next step
-            m = candidates
+            if self._swept_at != t:
+                self._swept_at = t
+                self._swept = 0
+            # the candidates at an edge of their domain that have not ticked at it, in
+            # index order; a component woken meanwhile ticks from the next step
+            edge = 0
+            for d in range(n_dom):
+                if t % dom_period[d] == 0:
+                    edge |= dom_mask[d]
+            m = candidates & edge & ~self._swept
             while m:
                 low = m & -m
                 m ^= low
-                k = low.bit_length() - 1
-                p = period[k]
-                if t % p:
-                    continue
-                cycle = t // p
+                k: i64 = low.bit_length() - 1
+                cycle = t // period[k]
                 last = lastc[k]
                 if cycle <= last:
                     continue
@@ -260,11 +298,12 @@ class Engine:
                     comp.skipped(last + 1, cycle - 1)
                 comp.last_cycle = cycle
                 lastc[k] = cycle
+                self._swept |= low
                 comp.ticks += 1
                 self._ticking = k
                 if not comp.tick(cycle) and not dense:
                     self._active &= ~low
-            self._ticking = None
+            self._ticking = -1
             if dense and stop is None and not until_stop_request and all(not self._has_work(c) for c in comps):
                 return
 
