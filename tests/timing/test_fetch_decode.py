@@ -8,7 +8,6 @@ slot and the fall-through was fetched first); a warp at a barrier fetches."""
 from __future__ import annotations
 
 import uuid
-from collections import deque
 
 import numpy as np
 import pytest
@@ -159,7 +158,7 @@ def test_a_jump_from_the_last_slot_wastes_a_fetch_on_the_fall_through():
     f.refetch(w, 20)                    # the branch (pc 1, the fetch's last slot) issued at 20
     f.want(other)
     f.tick([w, other], 20)              # the port fetches w's fall-through at 20 ...
-    assert f.queue == deque([1]) and f.flushed == [(22, 0)] and w.refetch_delay == 0
+    assert f.queue == [1] and f.flushed == [(22, 0)] and w.refetch_delay == 0
     f.tick([w, other], 21)              # ... so the other warp waits for 21
     assert f.decoding == [other] and w.ibuf == 0
     f.tick([w, other], 22)              # the flush at 22 refetches w from the target

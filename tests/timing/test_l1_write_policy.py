@@ -89,12 +89,12 @@ def test_a_local_store_hit_sends_nothing_and_a_global_one_is_sent_and_evicts():
     present(c, 0x1000)
     st = _Instr(warp, 0, [], WRITE, c, None)
     st.local = True
-    assert u._lookup(st, 0x1000, 0b0001, 10) and not u.missq and warp.inflight == 0
+    assert u._lookup(st, 0x1000, 0b0001, 10) and len(u.missq) == 0 and warp.inflight == 0
     assert (u.stats.l1d_writes, u.stats.l1d_write_hits) == (1, 1)
     g = _Instr(warp, 0, [], WRITE, c, None)
     present(c, 0x2000)
     assert u._lookup(g, 0x2000, 0b0001, 11) and 0x2000 not in c.array
-    (t, req), = u.missq
+    (t, req), = u.missq.entries()
     assert (t, req.kind, req.addr, req.ack) == (12, WRITE, 0x2000, True) and warp.inflight == 1
     assert (u.stats.l1d_writes, u.stats.l1d_write_hits) == (2, 1)
 
@@ -112,7 +112,7 @@ def test_a_read_miss_with_a_dirty_victim_queues_the_read_then_the_writeback():
         present(c, a)
     ld = _Instr(warp, 1, [], READ, c, None)
     assert u._lookup(ld, lines[4], 0xF, 11)
-    assert [(r.kind, r.addr, r.sector_mask, r.ack, r.token is None) for _, r in u.missq] == [
+    assert [(r.kind, r.addr, r.sector_mask, r.ack, r.token is None) for _, r in u.missq.entries()] == [
         (READ, lines[4], 0xF, True, False), (WRITE, lines[0], 0xF, False, True)]
     assert u.stats.l1d_writebacks == 1
 
@@ -122,11 +122,14 @@ def test_a_read_miss_keeps_room_for_a_writeback_where_lines_can_be_dirty():
     for policy, room_needed in (("local_wb_global_wt", 2), ("write_through", 1)):
         c = l1(policy)
         u = unit(c, missq=4)
-        u.missq.extend([(99, None)] * (4 - room_needed))
+        for _ in range(4 - room_needed):
+            u.missq.append(99, None)
         ins = _Instr(SimpleNamespace(inflight=0, view="w"), 1, [], READ, c, None)
         assert u._lookup(ins, 0x1000, 0xF, 10)
-        u.missq.clear()
-        u.missq.extend([(99, None)] * (5 - room_needed))
+        while len(u.missq):
+            u.missq.popleft()
+        for _ in range(5 - room_needed):
+            u.missq.append(99, None)
         assert not u._lookup(ins, 0x5000, 0xF, 11) and c.stats.res_fail_queue == 1
 
 

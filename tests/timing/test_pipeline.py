@@ -156,12 +156,13 @@ def test_l1_accesses_look_up_the_tags_after_the_l1_pipeline():
     ins = _Instr(None, 1, [], READ, l1d, None)
     assert u._access(ins, 0x1000, 0xF, 10) and u.l1pipe.head_due() == 45 and ins.outstanding == 1
     assert len(l1d.mshr) == 0                                   # nothing looked up yet
-    assert u._lookup(ins, 0x1000, 0xF, 45) and len(l1d.mshr) == 1 and u.missq[0][0] == 46
-    assert u._drain_misses(46) and len(out) == 1 and not u.missq
+    assert u._lookup(ins, 0x1000, 0xF, 45) and len(l1d.mshr) == 1 and u.missq.head_due() == 46
+    assert u._drain_misses(46) and len(out) == 1 and len(u.missq) == 0
     for k in range(34):
         assert u._access(ins, 0x2000 + 128 * k, 0x1, 11)
     assert len(u.l1pipe) == 35 and not u._access(ins, 0x9000, 0x1, 12)   # the pipeline is full
-    u.missq.extend([(0, None), (0, None)])
+    u.missq.append(0, None)
+    u.missq.append(0, None)
     assert not u._lookup(ins, 0x2000, 0x1, 46)                 # miss queue full: the lookup waits
 
 
@@ -192,7 +193,8 @@ def test_a_refused_l1_read_retried_unchanged_is_refused_again_for_the_same_reaso
     assert [o for _, o, _ in seen] == ["miss", "fail", "fail", "fail"]
     assert l1d.fill(0x1000, 0xF, 14) == [a]                     # the fill frees the MSHR
     assert u._lookup(b, 0x2000, 0xF, 15) and l1d.stats.res_fail_mshr == 3 and len(l1d.mshr) == 1
-    u.missq.extend([(99, None)] * (8 - len(u.missq)))            # a full miss queue
+    while len(u.missq) < 8:                                    # a full miss queue
+        u.missq.append(99, None)
     c = _Instr(warp, 1, [], READ, l1d, None)
     assert not u._lookup(c, 0x3000, 0xF, 16)                   # MSHR full again (b holds it)
     l1d.fill(0x2000, 0xF, 17)

@@ -91,6 +91,14 @@ class Component:
             self.engine.wake_at(self, cycle)
 
 
+class _Domain:
+    """The components of one clock period (bit k: component k)."""
+
+    def __init__(self, period: i64, members: int) -> None:
+        self.period = period
+        self.members = members
+
+
 class Engine:
     """Runs components until nothing is left to do (or a cycle limit is hit)."""
 
@@ -118,8 +126,7 @@ class Engine:
         # the clock domains (by period) and their members (bit k): a step looks at each
         # domain once, not at each active component, to find the next time; and it
         # visits only the components that tick in it
-        self._dom_period = vec[i64]()
-        self._dom_mask: list[int] = []
+        self._domains: list[_Domain] = []
         # the components whose last cycle is the one starting at time `_swept_at` (ticked
         # or accounted in that step): at an edge of its domain the others tick
         self._swept = 0
@@ -136,13 +143,12 @@ class Engine:
         self._passive = append(self._passive, comp.passive)
         self._last = append(self._last, comp.last_cycle)
         p = comp.domain.period_fs
-        for d in range(len(self._dom_period)):
-            if self._dom_period[d] == p:
-                self._dom_mask[d] |= 1 << k
+        for dom in self._domains:
+            if dom.period == p:
+                dom.members |= 1 << k
                 break
         else:
-            self._dom_period = append(self._dom_period, p)
-            self._dom_mask.append(1 << k)
+            self._domains.append(_Domain(p, 1 << k))
         if active:
             self._active |= 1 << k
         return comp
@@ -243,20 +249,20 @@ class Engine:
                 candidates = self._active
             now: i64 = self.now
             period, lastc = self._period, self._last
-            dom_period, dom_mask = self._dom_period, self._dom_mask
-            n_dom = len(dom_period)
+            domains = self._domains
             swept = self._swept if self._swept_at == now else 0
             # the next time step: the earliest next cycle of any domain with a candidate
             # (at an edge, now itself while one of them has not ticked at it) or a timer
             t: i64 = -1
-            for d in range(n_dom):
-                if not candidates & dom_mask[d]:
+            for dom in domains:
+                members = dom.members
+                if not candidates & members:
                     continue
-                p = dom_period[d]
+                p = dom.period
                 r = now % p
                 if r:
                     td = now - r + p
-                elif candidates & dom_mask[d] & ~swept:
+                elif candidates & members & ~swept:
                     td = now
                 else:
                     td = now + p
@@ -281,9 +287,9 @@ class Engine:
             # the candidates at an edge of their domain that have not ticked at it, in
             # index order; a component woken meanwhile ticks from the next step
             edge = 0
-            for d in range(n_dom):
-                if t % dom_period[d] == 0:
-                    edge |= dom_mask[d]
+            for dom in domains:
+                if t % dom.period == 0:
+                    edge |= dom.members
             m = candidates & edge & ~self._swept
             while m:
                 low = m & -m

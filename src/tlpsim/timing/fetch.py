@@ -26,7 +26,6 @@ prefetch a cycle, when the request queue has room.
 
 from __future__ import annotations
 
-from collections import deque
 from typing import TYPE_CHECKING, Any, Final
 
 from tlpsim.timing.cache_port import CachePort
@@ -53,8 +52,10 @@ class Fetch:
         if prefetch is not None and l1i is None:
             raise ValueError("an instruction prefetcher needs an instruction cache (l1i.perfect = false)")
         self.prefetch = prefetch
-        self.queue: deque[int] = deque()   # warp slots waiting for a refill
-        self.filled: deque[Any] = deque()  # warps whose missing line arrived
+        # (lists, not deques: a compiled list's length and truth are native reads, and
+        # these hold at most a few dozen warps)
+        self.queue: list[int] = []   # warp slots waiting for a refill
+        self.filled: list[Any] = []  # warps whose missing line arrived
         self.decoding: list[Any] = []       # warps fetched this cycle: their buffer fills next cycle
         self.flushed: list[tuple[int, int]] = []  # (cycle, slot): fetches waiting for a taken branch's flush
         self.misses = 0                     # lines fetched from L2
@@ -128,11 +129,11 @@ class Fetch:
         for _ in range(self.throughput):
             if self.filled:  # a line this warp waited for has arrived
                 self.waiting -= 1
-                self._refill(self.filled.popleft())
+                self._refill(self.filled.pop(0))
                 continue
             if not q:
                 break
-            fw = warps[q.popleft()]
+            fw = warps[q.pop(0)]
             if fw is None:
                 continue
             if fw.refetch_delay == 2:  # the fall-through after a jump: fetched, decoded, then flushed
@@ -158,7 +159,7 @@ class Fetch:
             if outcome == "hit":
                 self._refill(fw)
             elif outcome == "fail":  # no MSHR or request slot: try again next cycle
-                q.appendleft(fw.slot)
+                q.insert(0, fw.slot)
                 break
             else:
                 self.waiting += 1

@@ -26,7 +26,6 @@ register, one a cycle.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, cast
 
@@ -78,7 +77,7 @@ class LdstUnit:
         self.stats = SMStats()              # the SM lends its own record (attach)
         # (start cycle; warp, static instr, mem row, position in the warp's stream)
         self.queue = DueRing()
-        self.requests: deque[_Instr] = deque()  # plug-in requests waiting for the port
+        self.requests: list[_Instr] = []  # plug-in requests waiting for the port (a list: native truth)
         self.request_queue_entries = 8
         self.cur: _Instr | None = None
         self.busy_until = 0                 # shared-memory replays occupy the unit
@@ -95,14 +94,17 @@ class LdstUnit:
         # L1D accesses in its latency pipeline: (cycle of the tag lookup; instruction, line, sectors)
         self.l1pipe = DueRing()
         # L1D requests waiting for the interconnect: (cycle they may leave, request)
-        self.missq: deque[tuple[int, MemRequest]] = deque()
+        self.missq = DueRing()  # (a ring: native length and head reads)
         self.missq_cap = max(params.l1_miss_queue, 1)
         self._read_slots = 2 if l1d is not None and l1d.holds_dirty else 1
         # the L1D read last refused (the instruction, and the L1's version, miss-queue
         # length and line then) and the reason: a retry before any of them changed is
         # refused for the same reason without looking again
         self._refused: _Instr | None = None
-        self._refused_at: tuple[int, int, int] = (-1, -1, -1)
+        # ... at the L1D's version, miss-queue length and line (unboxed, not a tuple)
+        self._refused_version = -1
+        self._refused_q = -1
+        self._refused_line = -1
         self._refused_why = ""
         self._wb_booked: set[int] = set()   # cycles the writeback register is taken (wb_register)
 
@@ -145,12 +147,12 @@ class LdstUnit:
 
     def busy(self) -> bool:
         return (len(self.queue) > 0 or self.cur is not None or self.inflight > 0 or bool(self.requests)
-                or bool(self.missq) or len(self.l1pipe) > 0)
+                or len(self.missq) > 0 or len(self.l1pipe) > 0)
 
     def next_event(self, now: int) -> int | None:
         missq = self.missq
         # the miss queue drains whatever else waits (a full interconnect queue wakes us when it frees)
-        drain = (missq[0][0] if missq[0][0] > now else now + 1) if missq else -1
+        drain = (missq.head_due() if missq.head_due() > now else now + 1) if len(missq) else -1
         sub = -1  # a sub-core path freeing up lets its waiting shared access issue
         if self.p.sub_issue_cycles:
             for f in self.sub_free:
@@ -180,7 +182,7 @@ class LdstUnit:
     def tick(self, now: int) -> bool:
         progress = False
         missq = self.missq
-        if missq and missq[0][0] <= now:
+        if len(missq) and missq.head_due() <= now:
             progress = self._drain_misses(now)
         if (self.cur is None and not len(self.queue) and not self.requests and not len(self.from_icnt)
                 and not len(self.l1pipe)):
@@ -205,7 +207,7 @@ class LdstUnit:
         if now < self.busy_until:
             return True
         if self.cur is None and self.requests:
-            req = self.cur = self.requests.popleft()
+            req = self.cur = self.requests.pop(0)
             req.ready = now
             progress = True
         if self.cur is None and len(self.queue) and self.queue.head_due() <= now:
@@ -321,7 +323,7 @@ class LdstUnit:
         req = MemRequest(kind, line, mask, self.sm_id, self._partition(line), token, now * self._period)
         if not ack:
             req.ack = False
-        self.missq.append((now + 1, req))
+        self.missq.append(now + 1, req)
         return True
 
     def _drain_misses(self, now: int) -> bool:
@@ -330,7 +332,7 @@ class LdstUnit:
         out = self.to_icnt
         if not out.can_push():
             return False
-        _, req = self.missq.popleft()
+        req = cast(MemRequest, self.missq.popleft())
         out.push(req, now * self._period)
         self.stats.mem_requests += 1
         return True
@@ -390,7 +392,8 @@ class LdstUnit:
             ins.outstanding += 1
             return True
         const = cache is self.l1c
-        if cache is self.l1d and self._refused is ins and self._refused_at == (cache.version, len(self.missq), line):
+        if (cache is self.l1d and self._refused is ins and self._refused_version == cache.version
+                and self._refused_q == len(self.missq) and self._refused_line == line):
             # retried with nothing changed that could let it through: refused again
             cache.stats.count_fail(self._refused_why)
             if self.l1d_handlers and ins.warp is not None:
@@ -403,7 +406,9 @@ class LdstUnit:
             outcome, value = cache.read(line, mask, ins, now, None, self._missq_room_read())
         if outcome == "fail" and cache is self.l1d:
             self._refused = ins
-            self._refused_at = (cache.version, len(self.missq), line)
+            self._refused_version = cache.version
+            self._refused_q = len(self.missq)
+            self._refused_line = line
             self._refused_why = cache.last_refusal
         if self.l1d_handlers and cache is self.l1d and ins.warp is not None:
             evicted = cache.last_evicted if outcome == "miss" else -1

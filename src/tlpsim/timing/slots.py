@@ -12,7 +12,6 @@ the CTA and are admitted when the allocator grants them (`grant_waiting`).
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +50,9 @@ class Slots:
         self.n_ctas = 0
         self.count_since = 0                    # cycle n_ctas last changed (stats.cta_count_cycles)
         self.age = 0
-        self.incoming: deque[tuple[int, Any, int, Any, int]] = deque()  # (cycle, run, cta index, grant, cta slot)
+        # (cycle, run, cta index, grant, cta slot); a list (a few CTAs at most): its truth is a
+        # native read in the SM's every tick
+        self.incoming: list[tuple[int, Any, int, Any, int]] = []
         self.booked: list[bool] = [False] * max_ctas  # CTA slots of arriving CTAs
         self.incoming_warps = 0
         self.by_kernel: dict[int, int] = {}     # kid -> CTAs resident or arriving
@@ -98,7 +99,7 @@ class Slots:
     def admit(self, now: int) -> None:
         """Make the CTAs due by `now` resident."""
         while self.incoming and self.incoming[0][0] <= now:
-            _, run, index, grant, slot = self.incoming.popleft()
+            _, run, index, grant, slot = self.incoming.pop(0)
             wpc = run.trace.warps_per_cta
             n_now = min(max(int(grant.warps), 0), wpc)
             self.incoming_warps -= n_now
