@@ -27,6 +27,7 @@ from pathlib import Path
 # mypyc compiles these as one group (cross-module calls are direct C calls)
 COMPILED_MODULES: tuple[str, ...] = (
     "tlpsim.timing.iheap",
+    "tlpsim.timing.buckets",
     "tlpsim.timing.duering",
     "tlpsim.timing.engine",
     "tlpsim.timing.queues",

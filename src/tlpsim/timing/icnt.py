@@ -50,6 +50,7 @@ from typing import Any, cast
 from librt.vecs import vec
 from mypy_extensions import i64
 
+from tlpsim.timing.buckets import CycleBuckets
 from tlpsim.timing.engine import ClockDomain, Component
 from tlpsim.timing.iheap import heap_pop, heap_push, new_heap
 from tlpsim.timing.flits import (  # noqa: F401 - re-exported: the crossbar's queues live in flits.py
@@ -227,11 +228,9 @@ class Crossbar(Component):
         self._arrivals = new_heap()  # (the heaps are unboxed: iheap.py)
         self._unscheduled = False                         # arrivals noted before joining an engine
         self._releases = new_heap()
-        # deliveries: a heap of the distinct cycles with any, and per cycle its entries
-        # (output, units, packet, arrival cycle) in the order granted
-        self._delivery_cycles = new_heap()
-        self._deliveries: dict[int, list[_Delivery]] = {}
-        self._n_deliveries = 0
+        # deliveries: per cycle its entries (output, units, packet, arrival cycle) in the
+        # order granted
+        self._deliveries = CycleBuckets()
         # per-port state in unboxed vectors (a list's ints are objects: docs/compiled-core.md)
         self._busy_in = vec[bool]([False] * n_inputs)
         self._requesting = vec[bool]([False] * n_inputs)
@@ -324,14 +323,14 @@ class Crossbar(Component):
             for key in self._arrivals:
                 self.engine.wake_at_time(self, int(key) >> self._in_bits)
         # (a vec is a value: each heap is re-read from self after a push or pop)
-        while len(self._delivery_cycles) and self._delivery_cycles[0] <= cycle:
-            self._delivery_cycles, c64 = heap_pop(self._delivery_cycles)
-            c = int(c64)
-            bucket = self._deliveries[c]  # (not dict.pop: docs/compiled-core.md)
-            del self._deliveries[c]
-            for d in bucket:
-                self._n_deliveries -= 1
+        deliveries = self._deliveries
+        nxt = deliveries.next_cycle()
+        while 0 <= nxt <= cycle:
+            c, bucket = deliveries.take()
+            for d in cast(list[_Delivery], bucket):
                 self._deliver(c, d.o, d.units, d.pkt, d.arrival, now)
+            deliveries.recycle(bucket)
+            nxt = deliveries.next_cycle()
         in_bits, out_bits = self._in_bits, self._out_bits
         if len(self._releases):
             # every key of a transfer ending by `cycle` is below the first key of cycle + 1
@@ -483,13 +482,7 @@ class Crossbar(Component):
             if due <= cycle:
                 self._deliver(due, o, units, pkt, arrival, now)
             else:
-                bucket = self._deliveries.get(due)
-                if bucket is None:
-                    self._deliveries[due] = [_Delivery(o, units, pkt, arrival)]
-                    self._delivery_cycles = heap_push(self._delivery_cycles, due)
-                else:
-                    bucket.append(_Delivery(o, units, pkt, arrival))
-                self._n_deliveries += 1
+                self._deliveries.add(due, _Delivery(o, units, pkt, arrival))
                 if due != end:
                     self._timer(due * self._period)
             st.packets += 1
@@ -511,7 +504,7 @@ class Crossbar(Component):
 
     def busy(self) -> bool:
         """Work pending (for the dense engine's termination test)."""
-        return bool(self._req_outs or len(self._releases) or self._n_deliveries or len(self._arrivals))
+        return bool(self._req_outs or len(self._releases) or len(self._deliveries) or len(self._arrivals))
 
     # ---------------------------------------------------------------- reporting
 
@@ -529,4 +522,4 @@ class Crossbar(Component):
         """One line of state for debugging: waiting requests and held outputs."""
         reqs = " ".join(f"o{o}<{','.join(map(str, _bits(s)))}" for o, s in enumerate(self._req_in) if s)
         held = ",".join(str(o) for o, h in enumerate(self._held) if h)
-        return f"{self.name}@{self.last_cycle}: req[{reqs}] held[{held}] inflight={self._n_deliveries}"
+        return f"{self.name}@{self.last_cycle}: req[{reqs}] held[{held}] inflight={len(self._deliveries)}"

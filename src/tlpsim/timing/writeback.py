@@ -14,9 +14,9 @@ Entries hold the warp object, so a slot reused by a new warp is safe.
 from __future__ import annotations
 
 from operator import index
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
-from tlpsim.timing.iheap import heap_pop, heap_push, new_heap
+from tlpsim.timing.buckets import CycleBuckets
 from tlpsim.timing.regbanks import RegisterBanks
 from tlpsim.timing.static import StaticInstr
 
@@ -32,12 +32,9 @@ class Writeback:
     issue: IssueStage   # wired by the SM
 
     def __init__(self, operands: Any, banks: RegisterBanks | None, events: Any) -> None:
-        # the writebacks due, by cycle: a heap of the distinct cycles and per cycle its
-        # entries (warp, static instr, flags, dynamic position) in the order scheduled:
-        # the (cycle, order) of a heap of entries, without comparing tuples in it
-        self.cycles = new_heap()  # unboxed (iheap.py)
-        self.due: dict[int, list[tuple[Warp, StaticInstr, int, int]]] = {}
-        self.n = 0
+        # the writebacks due, by cycle: per cycle its entries (warp, static instr, flags,
+        # dynamic position) in the order scheduled
+        self.due = CycleBuckets()
         self.operands = operands
         self.banks = banks        # the compiled baseline banks, called natively when they are the storage
         self.events = events
@@ -46,45 +43,36 @@ class Writeback:
         self.book_plugin: Any = operands if banks is None and getattr(operands, "books_writes", False) else None
 
     def __len__(self) -> int:
-        return self.n
+        return len(self.due)
 
     def next_cycle(self) -> int:
-        return int(self.cycles[0]) if len(self.cycles) else -1
+        return self.due.next_cycle()
 
     def schedule(self, w: Warp, si: StaticInstr, cycle: int, flags: int, pos: int) -> None:
         """Write `si`'s destinations for `w` at `cycle` (no timer: this runs inside the
         SM's tick, and an SM that goes to sleep sets one for its earliest writeback)."""
-        self.n += 1
         if not flags & WRITTEN:
             if self.book_banks is not None:
                 self.book_banks.book_write(w.slot, w.sched, si.dst_regs, cycle)
             elif self.book_plugin is not None:
                 self.book_plugin.book_write(w.view, si, cycle)
-        bucket = self.due.get(cycle)
-        if bucket is None:
-            self.due[cycle] = [(w, si, flags, pos)]
-            self.cycles = heap_push(self.cycles, cycle)
-        else:
-            bucket.append((w, si, flags, pos))
+        self.due.add(cycle, (w, si, flags, pos))
 
     def tick(self, now: int, warps: list[Warp | None]) -> bool:
         """Perform the writebacks due at `now`; True when any was performed (entries of
         warps that exited meanwhile are dropped)."""
-        if not len(self.cycles) or self.cycles[0] > now:
+        due = self.due
+        nxt = due.next_cycle()
+        if nxt < 0 or nxt > now:
             return False
-        banks, operands, issue, due = self.banks, self.operands, self.issue, self.due
+        banks, issue = self.banks, self.issue
         handlers = self.events.writeback
         progress = False
-        while len(self.cycles) and self.cycles[0] <= now:
+        while 0 <= nxt <= now:
             # a cycle's entries in the order scheduled; what this loop schedules is due
             # after now (a write delayed by its bank), so never in the cycle it empties
-            # (a vec is a value: self.cycles is re-read after the pushes this loop makes)
-            self.cycles, c64 = heap_pop(self.cycles)
-            c = int(c64)
-            bucket = due[c]  # (not dict.pop: docs/compiled-core.md)
-            del due[c]
-            self.n -= len(bucket)
-            for w, si, flags, pos in bucket:
+            _, bucket = due.take()
+            for w, si, flags, pos in cast("list[tuple[Warp, StaticInstr, int, int]]", bucket):
                 if w.done and warps[w.slot] is not w:
                     continue
                 progress = True
@@ -107,6 +95,8 @@ class Writeback:
                     vc = w.vclass[pos] if w.vclass is not None else -1
                     for h in handlers:
                         h(w.view, si, vc, now)
+            due.recycle(bucket)
+            nxt = due.next_cycle()
         return progress
 
     def _plugin_write(self, w: Warp, si: Any, now: int) -> int:
