@@ -25,6 +25,8 @@ from setuptools.dist import Distribution
 
 ROOT = Path(__file__).resolve().parent
 SRC = ROOT / "src"
+RECORD = SRC / "tlpsim" / "_core_build.json"
+BUILT_SOURCES: dict = {}
 
 
 def compiled_modules() -> list[str]:
@@ -42,9 +44,12 @@ def ext_modules() -> list:
 
     modules = compiled_modules()
     paths = [SRC.joinpath(*m.split(".")).with_suffix(".py") for m in modules]
-    # the digests of what is compiled: tlpsim runs the extensions only while they match
-    record = {"sources": {m: hashlib.sha256(p.read_bytes()).hexdigest() for m, p in zip(modules, paths)}}
-    (SRC / "tlpsim" / "_core_build.json").write_text(json.dumps(record, indent=1) + "\n")
+    # the digests of what is compiled: tlpsim runs the extensions only while they match.
+    # The record is written once the build has succeeded (BuildExt.run): a build that
+    # fails leaves none, so the extensions of an earlier build are never taken for these
+    # sources
+    RECORD.unlink(missing_ok=True)
+    BUILT_SOURCES["sources"] = {m: hashlib.sha256(p.read_bytes()).hexdigest() for m, p in zip(modules, paths)}
     return mypycify([str(p.relative_to(ROOT)) for p in paths], opt_level="3", debug_level="0",
                     group_name="tlpsim_core")
 
@@ -54,10 +59,13 @@ class BuildExt(build_ext):
 
     def run(self) -> None:
         super().run()
+        root = SRC if self.inplace else Path(self.build_lib)
+        if BUILT_SOURCES:  # (beside the sources, and beside the extensions where they go elsewhere)
+            for where in {RECORD, root / "tlpsim" / RECORD.name}:
+                where.write_text(json.dumps(BUILT_SOURCES, indent=1) + "\n")
         spec = importlib.util.spec_from_file_location("tlpsim_cudart_build", SRC / "tlpsim" / "cudart" / "build.py")
         cudart = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(cudart)
-        root = SRC if self.inplace else Path(self.build_lib)
         cudart.build(root / "tlpsim" / "cudart" / "lib")
 
 

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
+from librt.vecs import vec
+from mypy_extensions import i64
+
 from tlpsim.timing.regbanks import RegisterBanks
 from tlpsim.timing.static import (
     K_ALU,
@@ -92,8 +95,8 @@ class IssueStage:
         # (bus_cycle: the cycle a slot's count is for); bookings lie less than the ring's
         # size ahead of now (it grows when one would not), so a slot holding an older
         # cycle counts as free
-        self.bus_cycle: list[int] = [-1] * 1024
-        self.bus_count: list[int] = [0] * 1024
+        self.bus_cycle = vec[i64]([-1] * 1024)   # (unboxed: docs/compiled-core.md)
+        self.bus_count = vec[i64]([0] * 1024)
         # per scheduler: its policy is exactly the baseline greedy-then-oldest rule
         # (its `inline_rule`), applied here without a Python call per issue, and the
         # greedy warp's slot (kept equal to the policy's own `greedy`)
@@ -305,9 +308,9 @@ class IssueStage:
                     self.sm.note_stall(STALL_UNIT_BUSY)
                 return False
             banks = self.banks
-            start = (banks.try_read_id(w.slot, w.sched, si.unit_id, si.src_regs, now) if banks is not None
+            start = (banks.take_id(w.slot, w.sched, si.unit_id, si.src_regs, now) if banks is not None
                      else self._plugin_read(w, si, now))
-            if start is None:
+            if start < 0:  # refused
                 if w.holds:  # a storage that held the warp while refusing: a hold, not a stall
                     self.held_on_read = True
                 elif not quiet:
@@ -334,9 +337,9 @@ class IssueStage:
                     self.sm.note_stall(STALL_LDST_BUSY)
                 return False
             banks = self.banks
-            start = (banks.try_read_id(w.slot, w.sched, si.unit_id, si.src_regs, now) if banks is not None
+            start = (banks.take_id(w.slot, w.sched, si.unit_id, si.src_regs, now) if banks is not None
                      else self._plugin_read(w, si, now))
-            if start is None:
+            if start < 0:  # refused
                 if w.holds:  # a storage that held the warp while refusing: a hold, not a stall
                     self.held_on_read = True
                 elif not quiet:
@@ -436,11 +439,12 @@ class IssueStage:
             return None
         return min(ends)
 
-    def _plugin_read(self, w: Warp, si: StaticInstr, now: int) -> int | None:
-        """The operand-storage plug-in's try_read (an int cycle > now, or None: refused)."""
+    def _plugin_read(self, w: Warp, si: StaticInstr, now: int) -> int:
+        """The operand-storage plug-in's try_read: the cycle > now it returned, or -1
+        for its None (refused)."""
         start = self.operands.try_read(w.view, si, now)
         if start is None:
-            return None
+            return -1
         c = as_cycle(start)
         if c > now:
             return c
@@ -460,7 +464,7 @@ class IssueStage:
                 cycles, counts = self.bus_cycle, self.bus_count
                 size = len(cycles)
             k = cycle & (size - 1)
-            n = counts[k] if cycles[k] == cycle else 0
+            n = int(counts[k]) if cycles[k] == cycle else 0  # (int(): docs/compiled-core.md)
             if n < self.wb_width:
                 cycles[k] = cycle
                 counts[k] = n + 1
@@ -472,11 +476,13 @@ class IssueStage:
         size = len(self.bus_cycle)
         while size <= ahead:
             size *= 2
-        cycles, counts = [-1] * size, [0] * size
-        for c, n in zip(self.bus_cycle, self.bus_count):
+        cycles, counts = vec[i64]([-1] * size), vec[i64]([0] * size)
+        old_cycles, old_counts = self.bus_cycle, self.bus_count
+        for j in range(len(old_cycles)):
+            c = old_cycles[j]
             if c >= now:
                 cycles[c & (size - 1)] = c
-                counts[c & (size - 1)] = n
+                counts[c & (size - 1)] = old_counts[j]
         self.bus_cycle, self.bus_count = cycles, counts
 
     def _mask(self, w: Warp, pos: int) -> int:

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from librt.vecs import vec
+from librt.vecs import append, vec
 from mypy_extensions import i64
 
 from tlpsim.timing.static import UNIT_IDS
@@ -54,6 +54,14 @@ class OperandStats:
     subarray_on_cycles: int = 0   # sum over RF subarrays of powered core cycles (when gates_subarrays)
     subarray_wakeups: int = 0     # gated subarrays woken
     events: dict[str, int] = field(default_factory=dict)  # added structure -> accesses (energy-table names)
+
+
+class Collectors:
+    """The cycles one class's operand collectors are released (free: not after now),
+    unboxed; one object, so a pool shared by several classes stays one."""
+
+    def __init__(self, n: int) -> None:
+        self.release = vec[i64]([0] * n)
 
 
 class RegisterBanks:
@@ -81,13 +89,14 @@ class RegisterBanks:
                 raise ValueError(f"operand collectors for '{unit}': {n} (at least 1)")
         # per class, the cycle each of its collectors is released (free: not after now);
         # generic collectors (not specialized) are one pool every class draws from
-        pool = [0] * max(self.cap.values(), default=0)
-        self.busy: dict[str, list[int]] = {k: (pool if shared_collectors else [0] * n) for k, n in self.cap.items()}
+        pool = Collectors(max(self.cap.values(), default=0))
+        self.busy: dict[str, Collectors] = {k: (pool if shared_collectors else Collectors(n))
+                                            for k, n in self.cap.items()}
         # the same, indexed by StaticInstr.unit_id (None: a class without collectors)
         by_id = sorted(UNIT_IDS, key=lambda u: UNIT_IDS[u])
-        self.busy_by_id: list[list[int] | None] = [self.busy.get(u) for u in by_id]
+        self.busy_by_id: list[Collectors | None] = [self.busy.get(u) for u in by_id]
         self.cap_by_id: list[int] = [self.cap.get(u, 0) for u in by_id]
-        self._collector_lists: list[list[int]] = list({id(t): t for t in self.busy.values()}.values())
+        self._collector_lists: list[Collectors] = list({id(t): t for t in self.busy.values()}.values())
         # per class: instructions entering its ID_OC register per cycle (0: unlimited), and
         # the cycle and count of the last entries
         widths = issue_widths or {}
@@ -103,12 +112,13 @@ class RegisterBanks:
         return (slot * self.shift + reg) % self.per_sched + self.sched_base[sched]
 
     @staticmethod
-    def _free_collector(taken: list[int], cap: int, now: int) -> int:
+    def _free_collector(taken: Collectors, cap: int, now: int) -> int:
         """Index of a free collector in `taken` if fewer than `cap` are busy, else -1."""
         k = -1
         n_busy = 0
-        for i in range(len(taken)):
-            if taken[i] > now:
+        release = taken.release
+        for i in range(len(release)):
+            if release[i] > now:
                 n_busy += 1
             elif k < 0:
                 k = i
@@ -133,20 +143,26 @@ class RegisterBanks:
             self._enter(uid, now)
         taken = self.busy.get(unit)
         if taken is not None:
-            k = self._free_collector(taken, len(taken), now + self.alloc_delay)
+            k = self._free_collector(taken, len(taken.release), now + self.alloc_delay)
             if k >= 0:
-                taken[k] = done
+                taken.release[k] = done
             else:  # called without can_issue: one more collector
-                taken.append(done)
+                taken.release = append(taken.release, done)
         return done
 
     def try_read(self, slot: int, sched: int, unit: str, src_regs: tuple[int, ...], now: int) -> int | None:
         """can_issue + read in one call (once per issued instruction)."""
-        return self._take(UNIT_IDS.get(unit, -1), self.busy.get(unit), self.cap.get(unit, 0), slot, sched, src_regs,
-                          now)
+        done = self._take(UNIT_IDS.get(unit, -1), self.busy.get(unit), self.cap.get(unit, 0), slot, sched,
+                          src_regs, now)
+        return done if done >= 0 else None
 
     def try_read_id(self, slot: int, sched: int, unit_id: int, src_regs: tuple[int, ...], now: int) -> int | None:
         """try_read() for the class with index `unit_id` (StaticInstr.unit_id)."""
+        done = self.take_id(slot, sched, unit_id, src_regs, now)
+        return done if done >= 0 else None
+
+    def take_id(self, slot: int, sched: int, unit_id: int, src_regs: tuple[int, ...], now: int) -> int:
+        """try_read_id() with -1 for a refusal (an unboxed result for the issue stage)."""
         return self._take(unit_id, self.busy_by_id[unit_id], self.cap_by_id[unit_id], slot, sched, src_regs, now)
 
     def _entry_free(self, uid: int, now: int) -> bool:
@@ -161,25 +177,26 @@ class RegisterBanks:
         else:
             self.entry_count[uid] = int(self.entry_count[uid]) + 1
 
-    def _take(self, uid: int, taken: list[int] | None, cap: int, slot: int, sched: int, src_regs: tuple[int, ...],
-              now: int) -> int | None:
+    def _take(self, uid: int, taken: Collectors | None, cap: int, slot: int, sched: int, src_regs: tuple[int, ...],
+              now: int) -> int:
         """A collector from `taken` (its class's release cycles; None: no collectors) if
         fewer than `cap` are taken when the instruction leaves the ID_OC register, a slot
-        in that register this cycle, and the operand reads."""
+        in that register this cycle, and the operand reads: the cycle they are done, or
+        -1 when refused."""
         k = -1
         if taken is not None:
             k = self._free_collector(taken, cap, now + self.alloc_delay)
             if k < 0:
                 self.stats.collector_full += 1
-                return None
+                return -1
         if uid >= 0 and not self._entry_free(uid, now):
             self.stats.collector_full += 1
-            return None
+            return -1
         done = self._read_banks(slot, sched, src_regs, now)
         if uid >= 0:
             self._enter(uid, now)
         if taken is not None:
-            taken[k] = done
+            taken.release[k] = done
         return done
 
     def _read_banks(self, slot: int, sched: int, src_regs: tuple[int, ...], now: int) -> int:
@@ -313,7 +330,7 @@ class RegisterBanks:
         d = self.alloc_delay
         best = -1
         for cycles in self._collector_lists:
-            for t in cycles:
+            for t in cycles.release:
                 t -= d
                 if t > now and (best < 0 or t < best):
                     best = t

@@ -14,19 +14,22 @@ from __future__ import annotations
 
 from typing import Final
 
+from librt.vecs import vec
+from mypy_extensions import i64
+
 from tlpsim.timing.static import UNIT_IDS
 
 FULL_MASK: Final = 0xFFFFFFFF
 
 
-def earliest_after(cycle_lists: list[list[int]], now: int) -> int | None:
+def earliest_after(cycle_lists: list[vec[i64]], now: int) -> int | None:
     """The earliest cycle after `now` in any of the lists (release times of units,
     collectors), None when every one has passed."""
     best = -1
     for cycles in cycle_lists:
         for t in cycles:
             if t > now and (best < 0 or t < best):
-                best = t
+                best = int(t)
     return best if best >= 0 else None
 
 
@@ -35,39 +38,39 @@ class FunctionalUnits:
                  sub_core: bool = False, default_class: str = "sp") -> None:
         self.n_schedulers = n_schedulers
         self.sub_core = sub_core
-        # per scheduler: class -> next-free cycle of each of its units (shared lists
-        # when not sub-core, and between aliased classes)
-        self.free: list[dict[str, list[int]]] = []
-        # per scheduler: class -> one-cell list with the earliest free cycle of that
+        # per scheduler: class -> next-free cycle of each of its units (shared vectors
+        # when not sub-core, and between aliased classes; unboxed, set in place)
+        self.free: list[dict[str, vec[i64]]] = []
+        # per scheduler: class -> one-cell vector with the earliest free cycle of that
         # class (aliases share the cell), so an issue check is one lookup
-        self.next: list[dict[str, list[int]]] = []
+        self.next: list[dict[str, vec[i64]]] = []
         if sub_core:
             for s in range(n_schedulers):
-                mine = {u: [0] * max(1, len(range(s, n, n_schedulers))) for u, n in units.items()}
+                mine = {u: vec[i64]([0] * max(1, len(range(s, n, n_schedulers)))) for u, n in units.items()}
                 self.free.append(self._with_aliases(mine, aliases))
         else:
-            shared = self._with_aliases({u: [0] * n for u, n in units.items()}, aliases)
+            shared = self._with_aliases({u: vec[i64]([0] * n) for u, n in units.items()}, aliases)
             self.free = [shared] * n_schedulers
-        nexts: dict[int, dict[str, list[int]]] = {}  # schedulers sharing units share their cells
+        nexts: dict[int, dict[str, vec[i64]]] = {}  # schedulers sharing units share their cells
         for frees in self.free:
             if id(frees) not in nexts:
-                cells: dict[int, list[int]] = {}
-                nexts[id(frees)] = {u: cells.setdefault(id(f), [0]) for u, f in frees.items()}
+                cells: dict[int, vec[i64]] = {}
+                nexts[id(frees)] = {u: cells.setdefault(id(f), vec[i64]([0])) for u, f in frees.items()}
             self.next.append(nexts[id(frees)])
         self.default = default_class if default_class in units else next(iter(units))
         # the same per scheduler, indexed by StaticInstr.unit_id (a class without units
         # of its own maps to the default class's), for the issue path
         by_id = sorted(UNIT_IDS, key=lambda u: UNIT_IDS[u])
-        self.free_by_id: list[list[list[int]]] = [[f[self.class_of(u)] for u in by_id] for f in self.free]
-        self.next_by_id: list[list[list[int]]] = [[n[self.class_of(u)] for u in by_id] for n in self.next]
+        self.free_by_id: list[list[vec[i64]]] = [[f[self.class_of(u)] for u in by_id] for f in self.free]
+        self.next_by_id: list[list[vec[i64]]] = [[n[self.class_of(u)] for u in by_id] for n in self.next]
         # every distinct unit list once (schedulers and aliased classes share them)
         lists = {id(lst): lst for frees in self.free for lst in frees.values()}
-        self._all_units: list[list[int]] = list(lists.values())
+        self._all_units: list[vec[i64]] = list(lists.values())
         # partial-lane reservations: (class, scheduler) -> [(lane mask, until cycle)]
         self.lane_holds: dict[tuple[str, int], list[tuple[int, int]]] = {}
 
     @staticmethod
-    def _with_aliases(frees: dict[str, list[int]], aliases: dict[str, str]) -> dict[str, list[int]]:
+    def _with_aliases(frees: dict[str, vec[i64]], aliases: dict[str, str]) -> dict[str, vec[i64]]:
         for u, target in aliases.items():
             frees[u] = frees[target]
         return frees
@@ -108,7 +111,7 @@ class FunctionalUnits:
         for j in range(1, len(frees)):
             if frees[j] < frees[k]:
                 k = j
-        start = frees[k] if frees[k] > now else now
+        start = int(frees[k]) if frees[k] > now else now
         frees[k] = start + cycles
         earliest = frees[0]
         for t in frees:
