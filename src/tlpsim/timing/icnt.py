@@ -28,9 +28,9 @@ saturation throughput under uniform random traffic follows from it):
   c + flits − 1 + latency and — with the usual queue delay of 1 — seen by the
   destination at c + flits + latency; that is its recorded latency.
 
-Everything is event driven: arrivals are reported by the input ports, releases and
-deliveries set timers, and a full output wakes the crossbar when its destination
-pops. Space freed by a pop is usable only from the next time step (see
+Everything is event driven: arrivals are reported by the input ports, a crossbar
+going to sleep sets a timer for its next release or delivery, and a full output wakes
+the crossbar when its destination pops. Space freed by a pop is usable only from the next time step (see
 `TimedQueue.held_units`), so the crossbar also looks again next cycle when room is
 held by this step's pops or by credits in flight, and sets a timer for the cycle
 the random arbiter next picks a packet that fits. An input's producer is woken
@@ -355,8 +355,25 @@ class Crossbar(Component):
                     self._consider(i, now)
         if not self._req_outs:
             self._wait_contention = self._wait_backpressure = 0
+            self._sleep(cycle)
             return False
-        return self._arbitrate(cycle, now)
+        if self._arbitrate(cycle, now):
+            return True
+        self._sleep(cycle)
+        return False
+
+    def _sleep(self, cycle: int) -> None:
+        """The crossbar sleeps after `cycle`: wake it at its next transfer end or delivery
+        (arrivals set their own timers). It ticks at each of them in turn, as it did when
+        every grant set a timer for both: one timer per sleep instead of two per packet."""
+        nxt = -1
+        if len(self._releases):
+            nxt = int(self._releases[0]) >> (self._in_bits + self._out_bits)
+        d = self._deliveries.next_cycle()
+        if d >= 0 and (nxt < 0 or d < nxt):
+            nxt = d
+        if nxt > cycle:
+            self._timer(nxt * self._period)
 
     def _pick(self, cycle: int, o: int, reqs: int) -> int:
         """The granted input among the requesters `reqs` (bit mask) of output o."""
@@ -476,15 +493,14 @@ class Crossbar(Component):
                 self._link_free[o] = done
                 if end > done:
                     done = end
+            # (no timer per transfer end or delivery: a crossbar going to sleep sets one
+            # for the earliest of them, `_sleep`)
             self._releases = heap_push(self._releases, (end << self._in_bits | i) << self._out_bits | o)
-            self._timer(end * self._period)
             due = done - 1 + self.latency
             if due <= cycle:
                 self._deliver(due, o, units, pkt, arrival, now)
             else:
                 self._deliveries.add(due, _Delivery(o, units, pkt, arrival))
-                if due != end:
-                    self._timer(due * self._period)
             st.packets += 1
             st.flits += f
             st.bytes += sizes.bytes_of(pkt)
