@@ -276,8 +276,8 @@ class Crossbar(Component):
 
     def _timer(self, t_fs: int) -> None:
         """Wake the crossbar at time t (it must have joined an engine). Many events
-        fall on the same step in a row (all inputs receiving in one cycle, a release
-        and a delivery together): a timer just set for that future step is not set
+        fall on the same step in a row (all inputs receiving in one cycle, a sleep's
+        timer at an arrival's step): a timer just set for that future step is not set
         again (the engine pops timers only when their step comes, so it is still
         pending; any other repeat costs the engine one heap entry)."""
         eng = self.engine
