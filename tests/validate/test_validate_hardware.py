@@ -141,3 +141,25 @@ def test_pointer_chase_sees_the_l2_halves(tmp_path):
     assert abs(figs["pointer_chase.32MB"]["rel_err"]) < 0.01
     assert 300 < figs["pointer_chase.256KB"]["tlpsim"] < figs["pointer_chase.32MB"]["tlpsim"] - 40
     assert "Calibrated on pointer_chase.32MB (GPU 357.5, tlpsim 357.2 cycles" in (tmp_path / "page.md").read_text()
+
+
+@needs_hw
+def test_sweep_points_compare_like_carveouts(tmp_path):
+    """The GPU's padded points (largest carveout) meet tlpsim's capped runs at carveout 100;
+    the natural point (the driver's carveout) meets tlpsim's default run, beside them."""
+    from tlpsim.validate.hw_runner import SWEEP_CARVEOUT, _sweep_jobs, _sweep_rows
+
+    hw = load_hardware("h200", HW)
+    jobs = _sweep_jobs(HwOptions(hardware_dir=str(HW), only=["sweeps"]), hw, {"spmv_csr"})
+    assert [(j["cap"], j["carveout"]) for j in jobs] == [(1, 100), (2, 100), (4, 100), (None, 100), (None, None)]
+    assert SWEEP_CARVEOUT == 100
+    clock = 1980.0
+    results = {}
+    for k, j in enumerate(jobs):
+        j["key"] = str(k)
+        cycles = 19800 if j["carveout"] is not None else 9900       # 10 µs padded, 5 µs natural
+        results[str(k)] = {"launches": [{"kernel": "spmv_csr_scalar", "cycles": cycles}]}
+    (row,) = _sweep_rows(jobs, results, hw, clock)
+    assert row["n"] == [1, 2, 4, 8] and row["gpu_us"] == [10.528] * 4   # N=8: padded 0 B, carveout 100
+    assert row["tlpsim_us"] == [10.0] * 4 and row["match"] is True
+    assert row["natural"] == {"gpu_us": 6.976, "tlpsim_us": 5.0}

@@ -135,6 +135,17 @@ class L1DConfig(CacheConfig):
     banks: int = field(1, "L1D banks (gpgpu_l1_banks)", unit="banks", ge=1, le=64)
     requests_per_cycle: int = field(1, "memory transactions the L1D accepts per core cycle "
                                        "(gpgpu_mem_unit_ports)", unit="requests/cycle", ge=1, le=64)
+    shared_carveouts_kb: tuple[int, ...] = field(
+        (), "shared-memory capacities the L1/shared array can be split at (GPGPU-Sim gpgpu_shmem_option with "
+            "gpgpu_adaptive_cache_config): when given, size_kb is the whole array (gpgpu_unified_l1d_size) and "
+            "each batch of launches gets the L1 that its carveout leaves, in whole ways of the same sets "
+            "(timing/carveout.py); empty: the L1 is size_kb for every launch", unit="KiB")
+    carveout_preference: int = field(
+        -1, "shared-memory carveout preference, in percent of the largest carveout, for every launch "
+            "(cudaFuncAttributePreferredSharedMemoryCarveout): -1 = none, the smallest carveout that keeps the "
+            "launch's occupancy (the driver's default); 0..100 = the smallest carveout at or above that "
+            "share, raised if the occupancy needs more (a preference never lowers occupancy here)",
+        unit="%", ge=-1, le=100)
 
     def problems(self) -> list[str]:
         out = super().problems()
@@ -149,7 +160,29 @@ class L1DConfig(CacheConfig):
         if self.write_allocate != "no_write_allocate":
             out.append(f"{self.k('write_allocate')} = '{self.write_allocate}' is not modelled for the L1D "
                        "(GPGPU-Sim's Fermi, Maxwell and Hopper L1s are no_write_allocate): use no_write_allocate")
+        out += self._carveout_problems()
         return out
+
+    def _carveout_problems(self) -> list[str]:
+        k = self.k
+        options = self.shared_carveouts_kb
+        if not options:
+            if self.carveout_preference != -1:
+                return [f"{k('carveout_preference')} ({self.carveout_preference}) needs {k('shared_carveouts_kb')}: "
+                        "without carveouts the L1 is size_kb for every launch"]
+            return []
+        if list(options) != sorted(set(options)) or options[0] < 0:
+            return [f"{k('shared_carveouts_kb')} {list(options)} must be distinct sizes >= 0 in increasing order"]
+        if options[-1] >= self.size_kb:
+            return [f"{k('shared_carveouts_kb')}: the largest carveout ({options[-1]} KiB) leaves no L1 out of "
+                    f"{k('size_kb')} ({self.size_kb} KiB, the whole L1/shared array)"]
+        set_kb = self.size_bytes // self.assoc / 1024    # KiB one way adds across all sets
+        uneven = [c for c in options if ((self.size_kb - c) * 1024) % (self.size_bytes // self.assoc)]
+        if uneven:
+            return [f"{k('shared_carveouts_kb')}: carveouts {uneven} leave an L1 that is not a whole number of "
+                    f"ways of {set_kb:g} KiB ({self.n_sets} sets x {self.line_bytes} B): the sets stay, the ways "
+                    f"shrink (GPGPU-Sim's adaptive L1)"]
+        return []
 
 
 class L1CConfig(CacheConfig):

@@ -96,6 +96,10 @@ class GPUConfig(BaseModel):
             out.append(f"gpu.max_ctas_per_sm ({cap}) exceeds sm.max_ctas ({self.sm.max_ctas}); the cap can only "
                        f"lower the CTA count (raise sm.max_ctas to model a bigger SM)")
         out += self.l2.slice_problems(self.n_l2_slices)
+        carveouts = self.l1d.shared_carveouts_kb
+        if carveouts and carveouts[-1] * 1024 != self.sm.shared_bytes:
+            out.append(f"l1d.shared_carveouts_kb: the largest carveout ({carveouts[-1]} KiB) must be "
+                       f"sm.shared_bytes ({self.sm.shared_bytes} B), the shared memory CTAs are allocated from")
         # one SM is allowed: it sits in half 0 and half the channels are far from it
         if self.l2.far_latency and self.dram.n_partitions % 2:
             out.append(f"l2.far_latency ({self.l2.far_latency}) splits the L2 into two halves of the memory "

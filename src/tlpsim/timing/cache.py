@@ -451,6 +451,27 @@ class CacheArray:
         for k in self._ways_oldest_first():
             self.invalidate(int(self._tag[k]))
 
+    def resize(self, size_bytes: int) -> None:
+        """Give the cache `size_bytes`, keeping its sets and line size: the ways grow or
+        shrink (a unified L1's carveout, GPGPU-Sim's adaptive L1 `set_assoc`). Every line
+        is dropped, dirty data included; a line waiting for a fill refuses the change."""
+        way_bytes = self.n_sets * self.line_bytes
+        if size_bytes < way_bytes or size_bytes % way_bytes:
+            raise ValueError(f"size_bytes ({size_bytes}) must be a positive multiple of {self.n_sets} sets x "
+                             f"{self.line_bytes} B")
+        if any(self._reserved[k] for k in range(len(self._tag))):
+            raise RuntimeError("resize() with fills in flight: the cache is resized between launches only")
+        self.size_bytes = size_bytes
+        self.assoc = size_bytes // way_bytes
+        n = self.n_sets * self.assoc
+        self._tag = vec[i64]([_EMPTY] * n)
+        self._valid = vec[i64]([0] * n)
+        self._dirty = vec[i64]([0] * n)
+        self._reserved = vec[i64]([0] * n)
+        self._last_use = vec[i64]([0] * n)
+        self._born = vec[i64]([0] * n)
+        self._n_lines = 0
+
     def flush(self) -> list[Eviction]:
         """Clean every dirty line and return what must be written back (in the order
         the lines were allocated)."""

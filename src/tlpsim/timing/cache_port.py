@@ -199,6 +199,11 @@ class CachePort:
         self.version += 1
         self.array.invalidate_all()
 
+    def resize(self, size_bytes: int) -> None:
+        """The array at `size_bytes` (a unified L1's carveout), emptied."""
+        self.version += 1
+        self.array.resize(size_bytes)
+
 
 __all__ = ["CachePort", "FAIL_MERGE", "FAIL_MSHR", "FAIL_QUEUE", "FAIL_SET", "MISS", "SECTOR_MISS",
            "WRITE_ABSORBED", "WRITE_SENT"]

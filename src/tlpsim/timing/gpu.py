@@ -21,7 +21,9 @@ from tlpsim.timing.builder import (
     build_plugin,
     build_sm_parts,
     clock_domains,
+    sm_limits,
 )
+from tlpsim.timing.carveout import choose_carveout
 from tlpsim.timing.clock import PluginClock, WindowMonitor
 from tlpsim.timing.engine import Component, Engine
 from tlpsim.timing.occupancy import occupancy
@@ -63,6 +65,8 @@ class KernelRun:
     info: KernelInfo | None = None
     started: bool = False  # kernel_start reported
     gates: CrossCtaGates | None = None  # reads of other CTAs' writes (timing.xcta), None: there are none
+    l1d_bytes: int = 0     # each SM's L1 data cache while this launch ran (GPU._split_l1)
+
     @property
     def n_ctas(self) -> int:
         return self.trace.n_warps // max(self.trace.warps_per_cta, 1)
@@ -392,6 +396,7 @@ class GPU:
         if self.window is not None:
             self.window.start(start_cycle)
         self._batch = runs
+        self._split_l1(runs)
         if self.sampler is not None:
             self.sampler.batch_started(runs, start_cycle)
         if not all(r.finished for r in runs):
@@ -418,6 +423,24 @@ class GPU:
             else:
                 out.append(launch_stats(self, r, base[id(r)], start_cycle, time.perf_counter() - t0))
         return out
+
+    def _split_l1(self, runs: list[KernelRun]) -> None:
+        """Each SM's L1 for this batch: what the carveout of a unified L1/shared array
+        leaves (timing/carveout.py), or the fixed L1."""
+        c = self.cfg.l1d
+        if not c.enabled:
+            return
+        nbytes = c.size_kb * 1024
+        if c.shared_carveouts_kb:
+            kb = choose_carveout(c.shared_carveouts_kb, sm_limits(self.cfg), [r.kres for r in runs],
+                                 c.carveout_preference)
+            nbytes -= kb * 1024
+            for sm in self.sms:
+                l1d = sm.ldst.l1d
+                if l1d is not None and l1d.array.size_bytes != nbytes:
+                    l1d.resize(nbytes)
+        for r in runs:
+            r.l1d_bytes = nbytes
 
     def _snapshot(self) -> dict:
         for sm in self.sms:  # the launches' peaks start from what is resident now

@@ -395,14 +395,19 @@ class SMPort:
         return RFGeometry(s.rf_banks, bank, bank // s.rf_subarray_bytes, s.rf_subarray_bytes)
 
     def capacity(self, storage: str) -> int:
-        """Bytes of `storage` ("rf", "smem", "l1") in this SM."""
+        """Bytes of `storage` ("rf", "smem", "l1") in this SM; the L1's for the launches
+        running now (a unified array's carveout sizes it per batch: l1d.shared_carveouts_kb)."""
         cfg = self._gpu.cfg
         if storage == "rf":
             return cfg.sm.registers * 4
         if storage == "smem":
             return cfg.sm.shared_bytes
         if storage == "l1":
-            return cfg.l1d.size_kb * 1024 if cfg.l1d.enabled else 0
+            if not cfg.l1d.enabled:
+                return 0
+            if isinstance(self._sm, _SMNotBuilt):   # (asked while plug-ins are built: before any launch)
+                return cfg.l1d.size_kb * 1024
+            return self._sm.ldst.l1d.array.size_bytes   # what this batch's carveout leaves (timing/carveout.py)
         raise PortError(f"unknown storage {storage!r} (storages: {', '.join(STORAGES)})")
 
     def spare_bytes(self, storage: str) -> int:

@@ -286,6 +286,9 @@ class LaunchStats:
     # maximum occupancy; SMStats.cta_count_cycles): the least-occupied SM's, and the mean over SMs
     full_occupancy_share_min: float = 0.0
     full_occupancy_share_mean: float = 0.0
+    # KiB of L1 data cache each SM had for the launch (a unified array's carveout leaves it
+    # per batch: l1d.shared_carveouts_kb; 0 without an L1D)
+    l1d_kb: int = 0
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -131,7 +131,7 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float, extra_cycl
         peak_resident_warps=max((s["peak_resident_warps"] for s in per_sm), default=0), components=mem, wall_seconds=wall, energy=energy,
         plugins=plugins, plugin_units=gpu.plugin_units(), plugin_aggs=gpu.plugin_aggs(),
         timeline=gpu.timeline.series(max(run.t_start, start_cycle), run.t_end if run.t_end >= 0 else now),
-        first_cycle=max(run.t_start, start_cycle), last_cycle=run.t_end,
+        first_cycle=max(run.t_start, start_cycle), last_cycle=run.t_end, l1d_kb=run.l1d_bytes // 1024,
         avg_mem_latency=_ratio(sum(s["mem_latency_sector_cycles"] for s in per_sm),
                                sum(s["mem_latency_sectors"] for s in per_sm)),
         full_occupancy_share_min=min(full) if full else 0.0,

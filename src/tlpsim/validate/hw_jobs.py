@@ -5,7 +5,8 @@ one host program in a fresh timing-mode device, returning plain data —
   ordinals the job lists (the others run functionally, so every launch still
   computes what the next one reads and the run is verified as `tlpsim run` does);
 - `program`: a reference program (tlpsim.validate.programs) with an optional CTA
-  cap per SM (`cap`), for the occupancy sweeps;
+  cap per SM (`cap`) and shared-memory carveout preference (`carveout`, percent),
+  for the occupancy sweeps;
 - `micro`: a calibration microbenchmark (tlpsim.validate.micro) with the %clock
   probe plugged in, returning each launch's per-warp %clock intervals.
 
@@ -64,7 +65,11 @@ def _config(job: dict) -> Any:
         over["gpu.max_ctas_per_sm"] = int(job["cap"])
     if job["kind"] == "micro":
         over["sm.execution_checker"] = PROBE_NAME
-    return load_config(job["preset"], over)
+    cfg = load_config(job["preset"], over)
+    if job.get("carveout") is not None and cfg.l1d.shared_carveouts_kb:   # (a fixed L1 has no carveout)
+        over["l1d.carveout_preference"] = int(job["carveout"])
+        cfg = load_config(job["preset"], over)
+    return cfg
 
 
 def execute(job: dict) -> dict:

@@ -209,20 +209,27 @@ def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> 
             out.append(f"- `{size}`, not measured on the GPU: " + "; ".join(f"{k} ({w})" for k, w in
                                                                            sorted(skipped.items())))
     out += ["", "## Occupancy sweeps", "",
-            "Resident CTAs per SM limited to N: on the GPU by padding dynamic shared memory (with the maximum "
-            "shared-memory carveout, which also shrinks the L1), in tlpsim by a CTA cap (gpu.max_ctas_per_sm; "
-            "the L1 stays at the preset's size). The natural point is the kernel's own occupancy.", ""]
+            "Resident CTAs per SM limited to N: on the GPU by padding dynamic shared memory, in tlpsim by a CTA "
+            "cap (gpu.max_ctas_per_sm); both with the largest shared-memory carveout preferred, as the GPU's "
+            "padded points were, so the L1 keeps only what it leaves (28 KB of 256 on the H200; "
+            "l1d.carveout_preference 100). The last N is the kernel's own occupancy, unpadded. The shape is "
+            "judged on these points. The natural point is that occupancy with the driver's own carveout (the "
+            "smallest that keeps it, so the largest L1): its ratio to the padded point at the same N is what "
+            "the carveout alone costs.", ""]
     if "sweeps" in images:
         out += [f"![occupancy sweeps]({images['sweeps']})", ""]
-    out += ["| program | N | GPU µs | tlpsim µs | GPU shape (best N) | tlpsim shape (best N) | match |",
-            "|---|---|---|---|---|---|---|"]
+    out += ["| program | N | GPU µs | tlpsim µs | GPU shape (best N) | tlpsim shape (best N) | match | natural: "
+            "GPU µs (× padded) | natural: tlpsim µs (× padded) |",
+            "|---|---|---|---|---|---|---|---:|---:|"]
     for sw in v["sweeps"]:
         g, ours = sw["gpu"], sw["ours"]
+        nat = sw.get("natural") or {}
         out.append(f"| {sw['program']} | {', '.join(map(str, sw['n']))} | "
                    f"{', '.join(_us(x) for x in sw['gpu_us'])} | {', '.join(_us(x) for x in sw['tlpsim_us'])} | "
                    f"{g['shape'] if g else '–'} ({g['best_n'] if g else '–'}) | "
                    f"{ours['shape'] if ours else '–'} ({ours['best_n'] if ours else '–'}) | "
-                   f"{'yes' if sw['match'] else ('–' if sw['match'] is None else '**no**')} |")
+                   f"{'yes' if sw['match'] else ('–' if sw['match'] is None else '**no**')} | "
+                   f"{_natural(nat.get('gpu_us'), sw['gpu_us'])} | {_natural(nat.get('tlpsim_us'), sw['tlpsim_us'])} |")
     out += ["", "## Microbenchmarks", "",
             "In-kernel `%clock` intervals of warp 0 divided by the timed operations, on the GPU (native nvcc "
             "-O3 sm_90 build) and in tlpsim (the same source compiled to sm_90 PTX, clock read at issue).", "",
@@ -237,6 +244,14 @@ def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> 
     if failed:
         out += ["", "## Failed jobs", ""] + [f"- {j['kind']} {j['name']}: {j['error']}" for j in failed]
     return "\n".join(out) + "\n"
+
+
+def _natural(us: float | None, padded: list) -> str:
+    """The natural point's time and its ratio to the padded point at the same N (the last)."""
+    if us is None:
+        return "–"
+    last = padded[-1] if padded else None
+    return _us(us) + (f" ({us / last:.2f})" if last else "")
 
 
 def write(v: dict, out_dir: Any, doc: Any = None, command: str = "") -> dict:

@@ -44,7 +44,8 @@ def scatter(v: dict, path: str | Path) -> Path | None:
 
 
 def sweep_curves(v: dict, path: str | Path) -> Path | None:
-    """One panel per sweep: µs against CTAs per SM, GPU and tlpsim; None without sweeps."""
+    """One panel per sweep: µs against CTAs per SM, GPU and tlpsim, at the largest carveout
+    (the natural point, the driver's carveout, hollow at the last N); None without sweeps."""
     sweeps = [s for s in v["sweeps"] if s["n"]]
     if not sweeps:
         return None
@@ -55,6 +56,10 @@ def sweep_curves(v: dict, path: str | Path) -> Path | None:
         ax.plot(ns, sw["gpu_us"], marker="s", color="tab:gray", label=v["hardware"]["device"])
         ax.plot(ns, [math.nan if c is None else c for c in sw["tlpsim_us"]], marker="o", color="tab:blue",
                 label="tlpsim")
+        nat = sw.get("natural") or {}
+        for us, color in ((nat.get("gpu_us"), "tab:gray"), (nat.get("tlpsim_us"), "tab:blue")):
+            if us is not None:   # the natural point: the driver's carveout, hollow
+                ax.plot([ns[-1]], [us], marker="D", mfc="none", color=color, linestyle="none")
         g, o = sw["gpu"], sw["ours"]
         sub = f"GPU: {g['shape']}, best {g['best_n']}"
         sub += f"\ntlpsim: {o['shape']}, best {o['best_n']} — {'match' if sw['match'] else 'MISMATCH'}" if o \
