@@ -254,7 +254,7 @@ class Device:
 
     def launch(self, program: Program, kernel_name: str, grid, block, args: Sequence, shared_mem: int = 0,
                stream: "Stream | None" = None, resources: dict | None = None,
-               max_dynamic_shared: int | None = None, cooperative: bool = False) -> LaunchRecord:
+               max_dynamic_shared: int | None = None, cooperative: bool = False, carveout: int = -1) -> LaunchRecord:
         import time
 
         kernel = program.kernel(kernel_name)
@@ -335,7 +335,7 @@ class Device:
                                   "pass resources={'registers': N, 'shared_bytes': B} to the launch")
             rec.device = self
             self._pending.append((rec, (ck.fn, ck.oc.space_of_access, outcome.trace, regs, smem + int(shared_mem),
-                                        rec.stream, ck.analyzed)))
+                                        rec.stream, ck.analyzed, carveout)))
             if stream is None or rec.stream == 0:
                 self.synchronize()  # the default stream serialises with everything before it
         self.launches.append(rec)

@@ -374,7 +374,9 @@ class RawKernel:
 
     @property
     def preferred_shared_memory_carveout(self) -> int:
-        """A hint CUDA may ignore (-1: no preference); tlpsim records it and the preset decides the split."""
+        """A hint (-1: no preference; else percent of the largest carveout): on a preset with a
+        unified L1/shared array (l1d.shared_carveouts_kb) it picks this kernel's carveout, and so
+        its L1, overriding l1d.carveout_preference (timing/carveout.py); elsewhere nothing."""
         return self._carveout
 
     @preferred_shared_memory_carveout.setter
@@ -400,7 +402,8 @@ class RawKernel:
         self._warn_reinterpreted(args)
         coop = self._module.cooperative if enable_cooperative_groups is None else bool(enable_cooperative_groups)
         return Device.current().launch(self.program, fn.name, grid, block, args, shared_mem, stream, resources,
-                                       max_dynamic_shared=self._max_dynamic, cooperative=coop)
+                                       max_dynamic_shared=self._max_dynamic, cooperative=coop,
+                                       carveout=self._carveout)
 
     def __reduce__(self):
         return (_kernel_from_module, (self._module, self.name, self._max_dynamic))

@@ -181,7 +181,7 @@ class TimingSession:
     def _simulate_many(self, launches: list) -> list:
         """Replay several launches together: kernels of one stream in order, different
         streams concurrently (sharing SMs as the CTA scheduler decides). Each item is
-        (fn, space_of, trace, regs_per_thread, smem_per_cta, stream[, analyzed]) —
+        (fn, space_of, trace, regs_per_thread, smem_per_cta, stream[, analyzed[, carveout]]) —
         `analyzed`, the launch's AnalyzedKernel, gives the timing model its physical
         registers and liveness; `regs_per_thread` is the compiler's count, which
         `sm.register_count` turns into the numbering and the RF's per-thread count
@@ -196,7 +196,8 @@ class TimingSession:
                 fn, space_of, trace, regs, smem, stream = item[:6]
                 sk = self._static_kernel(fn, space_of, regs, item[6] if len(item) > 6 else None)
                 num = self._numbering[(id(fn), regs)]
-                self.gpu.launch(sk, trace, num.rf_regs, smem, stream, registers=num)
+                self.gpu.launch(sk, trace, num.rf_regs, smem, stream, registers=num,
+                                carveout=item[7] if len(item) > 7 else -1)
             return self.gpu.run(self.config.monitor.watchdog_cycles)
 
     def _static_kernel(self, fn: Any, space_of: Any, regs: int, analyzed: Any) -> StaticKernel:

@@ -99,7 +99,7 @@ extern "C" __global__ void twice(const float* a, float* out, int n) {
 }'''
 
 
-def _run_twice(overrides: dict) -> tuple:
+def _run_twice(overrides: dict, kernel_preference: int = -1) -> tuple:
     """One warp reads 64 KB (512 lines) twice on one h200 SM: (LaunchStats, the L1
     capacity its port reported at kernel_start)."""
     seen = {}
@@ -118,7 +118,9 @@ def _run_twice(overrides: dict) -> tuple:
         with tlpsim.Device(mode="timing", config=cfg, trace_cache=False) as dev:
             a = tlpsim.asarray(np.arange(n, dtype=np.float32) % 7)
             out = tlpsim.zeros(32, np.float32)
-            tlpsim.RawKernel(TWICE, "twice")((1,), (32,), (a, out, np.int32(n)))
+            k = tlpsim.RawKernel(TWICE, "twice")
+            k.preferred_shared_memory_carveout = kernel_preference
+            k((1,), (32,), (a, out, np.int32(n)))
             got = out.get()
             (rec,) = dev.launches
     finally:
@@ -140,3 +142,29 @@ def test_the_launch_runs_with_the_l1_its_carveout_leaves():
     assert st.l1d_hit_rate == 0.0
     st, _ = _run_twice({"l1d.shared_carveouts_kb": [], "l1d.size_kb": 28, "l1d.assoc": 56})
     assert (st.l1d_kb, st.l1d_hit_rate) == (28, 0.0)   # a fixed L1 of the same geometry: the same
+
+
+def test_a_kernels_own_preference_comes_first():
+    st, cap = _run_twice({}, kernel_preference=100)
+    assert (st.l1d_kb, cap, st.l1d_hit_rate) == (28, 28 * KB, 0.0)
+    st, _ = _run_twice({"l1d.carveout_preference": 100}, kernel_preference=0)
+    assert (st.l1d_kb, st.l1d_hit_rate) == (224, 0.5)   # 0 asks for the least: what the occupancy needs
+
+
+def test_cudart_records_the_carveout_attribute():
+    from tlpsim.cudart import api_kernels
+    from tlpsim.cudart.errors import CudaError
+    from tlpsim.cudart.modules import KernelEntry
+
+    entry = KernelEntry(module=None, name="_Z4twicePKfPfi")
+
+    class Runtime:
+        def kernel(self, func):
+            return entry
+
+    api_kernels.func_set_attribute(Runtime(), [0, 9, 100, 0])   # cudaFuncAttributePreferredSharedMemoryCarveout
+    assert entry.carveout == 100
+    api_kernels.func_set_attribute(Runtime(), [0, 1, 0, 0])     # cudaFuncSetCacheConfig(PreferShared): no change
+    assert entry.carveout == 100
+    with pytest.raises(CudaError, match="-1 or a percentage 0..100, not 101"):
+        api_kernels.func_set_attribute(Runtime(), [0, 9, 101, 0])

@@ -141,8 +141,9 @@ class L1DConfig(CacheConfig):
             "each batch of launches gets the L1 that its carveout leaves, in whole ways of the same sets "
             "(timing/carveout.py); empty: the L1 is size_kb for every launch", unit="KiB")
     carveout_preference: int = field(
-        -1, "shared-memory carveout preference, in percent of the largest carveout, for every launch "
-            "(cudaFuncAttributePreferredSharedMemoryCarveout): -1 = none, the smallest carveout that keeps the "
+        -1, "shared-memory carveout preference, in percent of the largest carveout, for launches whose kernel "
+            "sets none (its own cudaFuncAttributePreferredSharedMemoryCarveout, or CuPy's "
+            "preferred_shared_memory_carveout, comes first): -1 = none, the smallest carveout that keeps the "
             "launch's occupancy (the driver's default); 0..100 = the smallest carveout at or above that "
             "share, raised if the occupancy needs more (a preference never lowers occupancy here)",
         unit="%", ge=-1, le=100)

@@ -123,7 +123,8 @@ def launch_kernel(rt, a):
            "block": list(block), "dynamic_shared_bytes": int(dyn_smem), "stream": 0 if stream is None else stream.id,
            "registers": res.registers if res else None, "shared_bytes": (res.shared_bytes if res else 0) + int(dyn_smem)}
     try:
-        rec = rt.device.launch(program, kernel.name, grid, block, args, int(dyn_smem), stream)
+        rec = rt.device.launch(program, kernel.name, grid, block, args, int(dyn_smem), stream,
+                               carveout=entry.carveout)
     except KernelError as exc:
         rt.n_launches += 1
         rt.fault(exc)
@@ -171,6 +172,9 @@ def func_get_attributes(rt, a):
     (ctypes.c_int64 * 8).from_address(a[1])[:] = values
 
 
+_PREFERRED_CARVEOUT = 9   # cudaFuncAttributePreferredSharedMemoryCarveout
+
+
 @api("cudaFuncSetAttribute")
 def func_set_attribute(rt, a):
     from tlpsim.cudart.props import attributes
@@ -183,6 +187,12 @@ def func_set_attribute(rt, a):
             raise E.CudaError(E.INVALID_VALUE, f"kernel {entry.display}: {value} bytes of dynamic shared memory "
                                                f"exceed the device's {limit}")
         entry.max_dynamic_smem = value
+    elif a[1] == _PREFERRED_CARVEOUT:  # (cudaFuncSetCacheConfig / SharedMemConfig pass values 0..3 here)
+        value = ctypes.c_int64(a[2]).value
+        if not -1 <= value <= 100:
+            raise E.CudaError(E.INVALID_VALUE, f"kernel {entry.display}: a shared-memory carveout preference is "
+                                               f"-1 or a percentage 0..100, not {value}")
+        entry.carveout = value
 
 
 @api("cudaFuncGetName")

@@ -133,6 +133,7 @@ class KernelEntry:
     module: FatModule
     name: str                          # mangled, as registered
     max_dynamic_smem: int | None = None  # cudaFuncAttributeMaxDynamicSharedMemorySize
+    carveout: int = -1                   # cudaFuncAttributePreferredSharedMemoryCarveout (-1: none)
 
     @property
     def display(self) -> str:

@@ -7,7 +7,8 @@ capabilities 7.x to 9.0) describes it and GPGPU-Sim models it
 smallest supported carveout that holds the shared memory of as many CTAs as the other
 limits allow, so shared memory never lowers occupancy; with a preference (a percentage
 of the largest carveout, `cudaFuncAttributePreferredSharedMemoryCarveout`), the
-smallest carveout at or above it. On the card a preference below what the occupancy
+smallest carveout at or above it; a kernel's own preference comes before the config's
+`l1d.carveout_preference`. On the card a preference below what the occupancy
 needs lowers the occupancy; here it is raised to that need instead (the CTA allocator
 keeps `sm.shared_bytes`), which `l1d.carveout_preference` says. Launches that run
 together (streams) share an SM's array: the batch takes the largest of their

@@ -66,6 +66,7 @@ class KernelRun:
     started: bool = False  # kernel_start reported
     gates: CrossCtaGates | None = None  # reads of other CTAs' writes (timing.xcta), None: there are none
     l1d_bytes: int = 0     # each SM's L1 data cache while this launch ran (GPU._split_l1)
+    carveout: int = -1     # the kernel's own shared-memory carveout preference (-1: none)
 
     @property
     def n_ctas(self) -> int:
@@ -239,13 +240,16 @@ class GPU:
     # ------------------------------------------------------------ launches
 
     def launch(self, static: StaticKernel, trace, regs_per_thread: int, smem_per_cta: int, stream: int = 0,
-               name: str = "", registers: Any = None) -> KernelRun:
+               name: str = "", registers: Any = None, carveout: int = -1) -> KernelRun:
         """Queue a launch; `regs_per_thread` sizes its RF allocation. `registers` (a
-        session.RegisterNumbering) says where that count came from, for KernelInfo."""
+        session.RegisterNumbering) says where that count came from, for KernelInfo.
+        `carveout`: the kernel's shared-memory carveout preference (-1: none, the
+        config's l1d.carveout_preference applies)."""
         tpc = trace.block[0] * trace.block[1] * trace.block[2]
         run = KernelRun(self.kid, name or trace.kernel, static, trace,
                         KernelResources(tpc, regs_per_thread, smem_per_cta, self.kid), stream)
         run.shared_banks = self.cfg.sm.shared_banks
+        run.carveout = carveout
         run.feed = TraceFeed(trace, run.shared_banks, self.cfg.sm.shared_atomic_same_word == "serialize")
         deps = getattr(trace, "deps", None)
         if deps is not None and len(deps):
@@ -432,8 +436,10 @@ class GPU:
             return
         nbytes = c.size_kb * 1024
         if c.shared_carveouts_kb:
-            kb = choose_carveout(c.shared_carveouts_kb, sm_limits(self.cfg), [r.kres for r in runs],
-                                 c.carveout_preference)
+            lim = sm_limits(self.cfg)
+            kb = max((choose_carveout(c.shared_carveouts_kb, lim, [r.kres],
+                                      r.carveout if r.carveout >= 0 else c.carveout_preference) for r in runs),
+                     default=0)
             nbytes -= kb * 1024
             for sm in self.sms:
                 l1d = sm.ldst.l1d
