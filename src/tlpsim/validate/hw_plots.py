@@ -57,9 +57,10 @@ def sweep_curves(v: dict, path: str | Path) -> Path | None:
         ax.plot(ns, [math.nan if c is None else c for c in sw["tlpsim_us"]], marker="o", color="tab:blue",
                 label="tlpsim")
         nat = sw.get("natural") or {}
-        for us, color in ((nat.get("gpu_us"), "tab:gray"), (nat.get("tlpsim_us"), "tab:blue")):
+        for us, color, who in ((nat.get("gpu_us"), "tab:gray", "GPU"), (nat.get("tlpsim_us"), "tab:blue", "tlpsim")):
             if us is not None:   # the natural point: the driver's carveout, hollow
-                ax.plot([ns[-1]], [us], marker="D", mfc="none", color=color, linestyle="none")
+                ax.plot([ns[-1]], [us], marker="D", mfc="none", color=color, linestyle="none",
+                        label=f"{who}, driver's carveout")
         g, o = sw["gpu"], sw["ours"]
         sub = f"GPU: {g['shape']}, best {g['best_n']}"
         sub += f"\ntlpsim: {o['shape']}, best {o['best_n']} — {'match' if sw['match'] else 'MISMATCH'}" if o \
