@@ -132,7 +132,13 @@ def _shortfalls(v: dict) -> list[str]:
         + _errors(v, "raycast", "kmeans_accumulate") + ". Raycast is one wave of latency-bound warps; the "
         "`sqrt.rn`/`div.rn` that ptxas expands into multi-instruction sequences are not what it lacks (the SFU "
         "latency at 40 instead of 18 and the fp32 divide's at 72 instead of 36 add 9 %), nor are cold "
-        "instruction fetches (above).",
+        "instruction fetches (above). conv2d_smem's sweep falls at 8 CTAs per SM where the card's keeps "
+        "rising: its 1,369 CTAs fill 132 SMs 8 deep once, and an SM's 8 CTAs finish nearly together under the "
+        "round-robin warp scheduler, so the SMs first through the first wave take 8 each of the 313 left (at "
+        "commit 37cf524: 8 to 16 CTAs per SM, against 8 to 12 at 4 per SM); the SMs' busy cycles are the "
+        "same from 4 to 8 CTAs, and the idle tail grows from 363k to 611k SM-cycles. The card's CTAs on one "
+        "SM finish staggered, which spreads the last ones; what staggers them (its warp scheduler's "
+        "priorities) is not measured here.",
         "- **Not modelled:** the card's cost per "
         "iteration of smem_stride.tput's loop (0.8 cycles an access at every stride: about 26 cycles per 32 "
         "loads, near one shared load's latency, as if each iteration waited for its last load), the extra FMA issue cost warp 0 sees at 8 warps "
