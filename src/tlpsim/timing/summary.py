@@ -72,7 +72,11 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float, extra_cycl
     l1_acc = sum(s["l1d_accesses"] for s in per_sm)
     l1_hit = sum(s["l1d_hits"] for s in per_sm)
     resident = sum(s["resident_warp_cycles"] for s in per_sm)
-    busy_cycles = sum(sm_cycles[c] for c in CYCLE_CLASSES if c != "idle") or 1
+    # SM-cycles with resident warps (each adds an issue slot per scheduler): the occupancy
+    # averages' base, as GPGPU-Sim's over its SMs' active cycles. Not the non-idle cycles:
+    # an SM whose resident warps wait on nothing classified (a barrier, a fetch) is idle
+    # with warps resident, and dividing by those put the averages above the CTA limit.
+    resident_cycles = sum(s["issue_slots"] for s in per_sm) // max(gpu.cfg.sm.n_schedulers, 1) or 1
     n_sms = len(gpu.sms)
     cfg = gpu.cfg
     sched_slots = sum(s["issue_slots"] for s in per_sm)
@@ -124,8 +128,8 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float, extra_cycl
         mshr_reservation_fails=sum(s["l1d_reservation_fails"] for s in per_sm),
         dram_reads=mem.get("dram_reads", 0), dram_writes=mem.get("dram_writes", 0),
         dram_row_hit_rate=_ratio(mem.get("dram_row_hits", 0), rows),
-        avg_resident_warps=_ratio(resident, busy_cycles),
-        avg_resident_ctas=_ratio(sum(s["resident_cta_cycles"] for s in per_sm), busy_cycles),
+        avg_resident_warps=_ratio(resident, resident_cycles),
+        avg_resident_ctas=_ratio(sum(s["resident_cta_cycles"] for s in per_sm), resident_cycles),
         ctas_per_sm_limit=occ.ctas, limited_by=occ.limiter,
         peak_resident_ctas=max((s["peak_resident_ctas"] for s in per_sm), default=0),
         peak_resident_warps=max((s["peak_resident_warps"] for s in per_sm), default=0), components=mem, wall_seconds=wall, energy=energy,
