@@ -168,8 +168,9 @@ def func_get_attributes(rt, a):
     arch = int((program.module.arch or "sm_80").split("_")[1].rstrip("af"))
     dyn = entry.max_dynamic_smem if entry.max_dynamic_smem is not None \
         else lim["MaxSharedMemoryPerBlock"] - res.shared_bytes
-    values = (res.shared_bytes, res.const_bytes, res.local_bytes, threads, res.registers, arch, arch, dyn)
-    (ctypes.c_int64 * 8).from_address(a[1])[:] = values
+    values = (res.shared_bytes, res.const_bytes, res.local_bytes, threads, res.registers, arch, arch, dyn,
+              entry.carveout)
+    (ctypes.c_int64 * 9).from_address(a[1])[:] = values
 
 
 _PREFERRED_CARVEOUT = 9   # cudaFuncAttributePreferredSharedMemoryCarveout

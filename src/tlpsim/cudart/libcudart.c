@@ -596,7 +596,7 @@ EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDi
 
 EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
 {
-    int64_t v[8] = {0};
+    int64_t v[9] = {0};
     uint64_t a[] = {P(func), P(v)};
     cudaError_t err = (cudaError_t)call("cudaFuncGetAttributes", a, 2);
     if (err != cudaSuccess)
@@ -610,7 +610,7 @@ EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const 
     attr->ptxVersion = (int)v[5];
     attr->binaryVersion = (int)v[6];
     attr->maxDynamicSharedSizeBytes = (int)v[7];
-    attr->preferredShmemCarveout = -1;
+    attr->preferredShmemCarveout = (int)v[8];
     return cudaSuccess;
 }
 EXPORT cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)

@@ -45,6 +45,14 @@ int main()
     printf("over 48 KiB without opt-in: %s; device opt-in limit %zu bytes\n", cudaGetErrorName(refused),
            prop.sharedMemPerBlockOptin);
     errors += refused != cudaErrorInvalidValue;
+    // the shared-memory carveout preference is kept and read back (-1, none, until set)
+    cudaFuncAttributes fa;
+    CHECK(cudaFuncGetAttributes(&fa, reduce));
+    int before = fa.preferredShmemCarveout;
+    CHECK(cudaFuncSetAttribute(reduce, cudaFuncAttributePreferredSharedMemoryCarveout, 50));
+    CHECK(cudaFuncGetAttributes(&fa, reduce));
+    printf("carveout preference: %d, then %d\n", before, fa.preferredShmemCarveout);
+    errors += before != -1 || fa.preferredShmemCarveout != 50;
     printf(errors ? "FAIL\n" : "PASS\n");
     return errors ? 1 : 0;
 }
