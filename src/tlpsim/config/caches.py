@@ -132,9 +132,13 @@ class L1DConfig(CacheConfig):
     hit_latency: int = field(35, "hit latency (gpgpu_l1_latency)", unit="core cycles", ge=0, le=100000)
     bypass_global: bool = field(False, "global loads skip the L1D (gpgpu_gmem_skip_L1D, nvcc -dlcm=cg); "
                                        "local memory is still cached")
-    banks: int = field(1, "L1D banks (gpgpu_l1_banks)", unit="banks", ge=1, le=64)
-    requests_per_cycle: int = field(1, "memory transactions the L1D accepts per core cycle "
-                                       "(gpgpu_mem_unit_ports)", unit="requests/cycle", ge=1, le=64)
+    banks: int = field(1, "L1D banks (gpgpu_l1_banks): up to this many of a memory instruction's accesses enter "
+                          "the L1's latency pipeline a cycle, no two in one bank, and as many tag lookups leave it; "
+                          "a sectored L1 interleaves its banks by 32-byte sector (GPGPU-Sim's Volta model), a "
+                          "line-filled one by line", unit="banks", ge=1, le=64)
+    requests_per_cycle: int = field(1, "memory instructions the LD/ST unit starts per core cycle "
+                                       "(gpgpu_mem_unit_ports); tlpsim models one, every preset's value",
+                                    unit="requests/cycle", ge=1, le=1)
     shared_carveouts_kb: tuple[int, ...] = field(
         (), "shared-memory capacities the L1/shared array can be split at (GPGPU-Sim gpgpu_shmem_option with "
             "gpgpu_adaptive_cache_config): when given, size_kb is the whole array (gpgpu_unified_l1d_size) and "

@@ -272,6 +272,8 @@ def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem, plugin
                                       cas_round_cycles=s.shared_atomic_cas_round_cycles,
                                       l1_pipeline=cfg.l1d.hit_latency if cfg.l1d.enabled else 0,
                                       l1_miss_queue=cfg.l1d.miss_queue_entries,
+                                      l1_banks=cfg.l1d.banks if cfg.l1d.enabled else 1,
+                                      l1_bank_sectors=cfg.l1d.enabled and cfg.l1d.sectored,
                                       queue_entries=ldst_queue_entries(s),
                                       wb_register=s.pipelines.ldst_writeback_register,
                                       sector_write_acks=cfg.l2.sector_write_acks and cfg.l2.sectored,

@@ -4,8 +4,11 @@ constant caches with MSHRs, and the SM's port to the interconnect.
 One memory warp-instruction is processed at a time; it becomes a list of accesses
 (one per 128-byte line touched, from the trace's coalesced sector sets), and the
 unit performs one access per cycle. An access to the L1 data cache first crosses
-the L1's latency pipeline (GPGPU-Sim's l1_latency_queue, `l1_pipeline` stages, one
-access entering per cycle): the tag lookup happens at its end, where a hit's data
+the L1's latency pipeline (GPGPU-Sim's l1_latency_queue, `l1_pipeline` stages): with
+`l1_banks` banks up to that many of the instruction's accesses enter it a cycle, in
+order, while none needs a bank another took (sectors interleave the banks of a
+sectored L1, lines those of a line-filled one), and as many lookups leave it; the tag
+lookup happens at its end, where a hit's data
 is ready, a miss takes an MSHR and enters the miss queue towards the interconnect,
 and a refused lookup blocks the pipeline until a fill or a free slot lets it go on.
 Plug-ins issue their own requests through the
@@ -93,6 +96,8 @@ class LdstUnit:
         self.l1d_handlers: list[Callable[..., Any]] = []  # l1d_access subscribers
         # L1D accesses in its latency pipeline: (cycle of the tag lookup; instruction, line, sectors)
         self.l1pipe = DueRing()
+        self._l1_banks = max(params.l1_banks, 1) if l1d is not None else 1
+        self._l1_line = l1d.array.line_bytes if l1d is not None else 128
         # L1D requests waiting for the interconnect: (cycle they may leave, request)
         self.missq = DueRing()  # (a ring: native length and head reads)
         self.missq_cap = max(params.l1_miss_queue, 1)
@@ -195,11 +200,15 @@ class LdstUnit:
             progress = True
         self.stalled = False
         pipe = self.l1pipe
-        if len(pipe) and pipe.head_due() <= now:  # one tag lookup per cycle at the pipeline's end
+        looked = 0
+        # a tag lookup per bank and cycle at the pipeline's end (the accesses that entered
+        # together never share a bank)
+        while looked < self._l1_banks and len(pipe) and pipe.head_due() <= now:
             ins, line, mask = cast(tuple[_Instr, int, int], pipe.head())
             if self._lookup(ins, line, mask, now):
                 pipe.popleft()
                 progress = True
+                looked += 1
             else:  # blocked until a fill or a free miss-queue slot (both wake the SM)
                 self.stalled = True
                 self.sm.note_stall(STALL_L1D_RESERVATION_FAIL)
@@ -224,6 +233,8 @@ class LdstUnit:
             if self._access(cur, line, mask, now):
                 cur.accesses.pop(0)
                 progress = True
+                if self._l1_banks > 1 and cur.cache is self.l1d and cur.kind != ATOMIC and self.p.l1_pipeline > 0:
+                    self._more_accesses(cur, self._bank_mask(line, mask), now)
             else:
                 # refused (MSHR, merge slots, set or request queue full): only a reply
                 # or a freed queue slot can change that, and both wake the SM
@@ -337,12 +348,40 @@ class LdstUnit:
         self.stats.mem_requests += 1
         return True
 
+    def _bank_mask(self, line: int, mask: int) -> int:
+        """The L1 banks an access occupies: its sectors' (sector interleaving) or its line's."""
+        nb = self._l1_banks
+        if not self.p.l1_bank_sectors:
+            return 1 << ((line // self._l1_line) % nb)
+        first = line >> 5
+        out = 0
+        s = 0
+        while mask:
+            if mask & 1:
+                out |= 1 << ((first + s) % nb)
+            mask >>= 1
+            s += 1
+        return out
+
+    def _more_accesses(self, cur: _Instr, used: int, now: int) -> None:
+        """After an L1D access this cycle, the instruction's next ones while each finds its
+        banks free, up to one per bank (GPGPU-Sim's l1_banks loop: it stops at a conflict)."""
+        n = 1
+        while n < self._l1_banks and cur.accesses:
+            line, mask = cur.accesses[0]
+            banks = self._bank_mask(line, mask)
+            if banks & used or not self._access(cur, line, mask, now):
+                return
+            cur.accesses.pop(0)
+            used |= banks
+            n += 1
+
     def _access(self, ins: _Instr, line: int, mask: int, now: int) -> bool:
         """Perform (or start) one line access; False when it must be retried."""
         kind = ins.kind
         if ins.cache is not None and ins.cache is self.l1d and kind != ATOMIC and self.p.l1_pipeline > 0:
             # into the L1's latency pipeline; the lookup happens at its end (_lookup)
-            if len(self.l1pipe) >= self.p.l1_pipeline:
+            if len(self.l1pipe) >= self.p.l1_pipeline * self._l1_banks:
                 return False
             self.l1pipe.append(now + self.p.l1_pipeline, (ins, line, mask))
             ins.outstanding += 1  # (a store's until it has left for the L2: its warp is not done before)

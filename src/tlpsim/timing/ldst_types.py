@@ -29,6 +29,11 @@ class LdstParams:
     # tag lookup; misses and write-throughs then wait in its miss queue for the interconnect
     l1_pipeline: int = 0
     l1_miss_queue: int = 8
+    # L1D banks (l1d.banks, GPGPU-Sim gpgpu_l1_banks): up to this many accesses enter the
+    # pipeline and this many lookups leave it a cycle, no two in one bank; a sectored L1
+    # interleaves its banks by sector (GPGPU-Sim's Volta finding), a line-filled one by line
+    l1_banks: int = 1
+    l1_bank_sectors: bool = False
     # one writeback register for shared-memory results and the requests fills (and
     # bypassing or atomic replies) release, one a cycle (GPGPU-Sim's m_next_wb;
     # sm.pipelines.ldst_writeback_register); off: a reply's data is written the cycle after it arrives

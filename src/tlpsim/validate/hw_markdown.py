@@ -113,6 +113,13 @@ def _shortfalls(v: dict) -> list[str]:
         "1 KB per CTA, so the rule as modelled gives pointer_chase's 32 CTA slots the 32 KB carveout and a "
         "224 KB L1; whether the card counts that reserve is not documented (GPGPU-Sim has no reserve and would "
         "leave all 256 KB).",
+        "- **L1 banks: modelled.** The L1 takes up to 4 of an instruction's accesses a cycle, one per bank, "
+        "its banks interleaved by 32-byte sector (`l1d.banks` 4, GPGPU-Sim's Volta value and sector "
+        "interleaving, cited in the preset), and looks up as many a cycle. Until 2026-11-29 the setting was "
+        "read but nothing used it, and every access took the L1 one a cycle: a divergent load, one sector in "
+        "each of 32 lines, held the unit 32 cycles where it now takes about 8. " + _errors(
+            v, "spmv_csr_scalar", "sgemm_naive", "transpose_naive", "btree_range", "dct8x8_forward") +
+        " (+22.8%, +36.5%, +18.8%, -13.4% and +6.8% before).",
         "- **Instruction fetch: modelled.** A 128 KB L1I whose misses go to the L2 (GPGPU-Sim's Volta "
         "geometry) and the stream buffer Huerta et al. found in NVIDIA's recent SMs (arXiv:2503.20481, §5.2): "
         "a miss starts a stream at the next line, whose lines are requested one a cycle, at most 16 in flight, "
@@ -127,7 +134,7 @@ def _shortfalls(v: dict) -> list[str]:
         "estimate for Ampere, not measured on Hopper (benchmarks/hw/icache_cold.cu measures it).",
         "- **What the rest points to (not modelled yet).** " + _errors(v, "sgemm_naive") + ": the loads in "
         "flight together meet the L1's MSHR merge limit (8 requests per line, GPGPU-Sim's Volta value): its "
-        "warps all read one line of B, and its busiest SM takes 33,119 cycles at 8, 13,747 at 32; the card's "
+        "warps all read one line of B, and its busiest SM takes 33,679 cycles at 8, 15,859 at 32; the card's "
         "limit is not measured (benchmarks/hw/l1_merge.cu measures it). Too fast and not explained: "
         + _errors(v, "raycast", "kmeans_accumulate") + ". Raycast is one wave of latency-bound warps; the "
         "`sqrt.rn`/`div.rn` that ptxas expands into multi-instruction sequences are not what it lacks (the SFU "
