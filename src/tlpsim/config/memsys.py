@@ -68,6 +68,9 @@ class InterconnectConfig(Section):
         if self.subnets != 2:
             out.append(f"{self.k('subnets')} = {self.subnets} (requests and replies sharing one network) is not "
                        f"modelled: tlpsim has a request and a reply network (GPGPU-Sim's usual 2)")
+        if self.topology != "crossbar":
+            out.append(f"{self.k('topology')} = '{self.topology}' is not modelled: tlpsim's interconnect is the "
+                       "crossbar (timing/icnt.py); use 'crossbar'")
         if self.num_vcs != 1:
             out.append(f"{self.k('num_vcs')} = {self.num_vcs} is not modelled: each crossbar input is one FIFO "
                        f"(one virtual channel, as in GPGPU-Sim's configurations)")

@@ -343,6 +343,9 @@ class SMConfig(Section):
     def problems(self) -> list[str]:
         out = []
         k = self.k
+        if self.shared_limited_broadcast:
+            out.append(f"{k('shared_limited_broadcast')} = true is not modelled: every word a shared access reads "
+                       "is broadcast to the lanes reading it (GPGPU-Sim's default, and every preset's)")
         if self.max_warps * self.warp_size != self.max_threads:
             out.append(f"{k('max_threads')} ({self.max_threads}) must equal {k('max_warps')} ({self.max_warps}) "
                        f"× {k('warp_size')} ({self.warp_size}); set both")

@@ -94,6 +94,20 @@ class CtaDispatcher(Component):
         pending = [r for r in gpu.running if r.next_cta < r.n_ctas and gpu.stream_ready(r)]
         if not pending:
             return False
+        # at most gpu.max_concurrent_kernels launches run at once (GPGPU-Sim's
+        # gpgpu_max_concurrent_kernel): one not started yet waits for a running one to finish
+        room = gpu.cfg.gpu.max_concurrent_kernels - sum(1 for r in gpu.running if r.started and not r.finished)
+        if any(not r.started for r in pending):
+            kept = []
+            for r in pending:
+                if r.started:
+                    kept.append(r)
+                elif room > 0:
+                    kept.append(r)
+                    room -= 1
+            pending = kept
+            if not pending:
+                return False
         by_kid = {r.kid: r for r in pending}
         policy = gpu.cta_policy
         if getattr(policy, "inline_rule", "") == "round_robin":
