@@ -79,3 +79,17 @@ def test_progress_stays_silent_on_short_runs_and_off_terminals():
                                                                                console=console):
             get_workload("vecadd").execute("tiny")
         assert console.file.getvalue() == ""
+
+
+def test_the_timing_table_shows_each_launchs_l1(tmp_path, monkeypatch):
+    """`tlpsim run`'s table names the L1 each launch had: fixed on gtx480 (16 KiB), what
+    the carveout leaves on h200 (vecadd: 8 CTAs of 1 KiB reserve, the 8 KiB carveout)."""
+    monkeypatch.chdir(tmp_path)
+    for config, kib in (("gtx480", 16), ("h200", 248)):
+        res = run_cli("run", "vecadd", "--size", "tiny", "--mode", "timing", "--config", config)
+        assert res.exit_code == 0, res.output
+        lines = res.output.splitlines()
+        head = next(ln for ln in lines if "L1D KiB" in ln)
+        row = lines[lines.index(head) + 1]                    # the one launch
+        at = head.index("L1D KiB")
+        assert row[at:at + len("L1D KiB")].strip() == str(kib), (head, row)

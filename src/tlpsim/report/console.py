@@ -72,12 +72,13 @@ def functional_report(result, rows) -> None:
 def timing_report(result) -> None:
     recs = [r for r in result.launches if r.stats is not None]
     table(("#", "kernel", "CTAs/SM (limit)", "cycles", "IPC", "active", "idle", "mem stall", "core stall",
-           "L1D hit", "L2 hit", "sim s"),
+           "L1D KiB", "L1D hit", "L2 hit", "sim s"),
           [[k, r.kernel, residency(r.stats.ctas_per_sm_limit, r.stats.limited_by,
                                      r.stats.peak_resident_ctas, r.stats.peak_resident_warps), r.stats.cycles,
             f"{r.stats.ipc:.1f}"] + [f"{100 * v / max(sum(r.stats.sm_cycles.values()), 1):.0f}%"
                                       for v in r.stats.sm_cycles.values()] +
-           [f"{r.stats.l1d_hit_rate:.2f}", f"{r.stats.l2_hit_rate:.2f}", f"{r.stats.wall_seconds:.2f}"]
+           [getattr(r.stats, "l1d_kb", 0), f"{r.stats.l1d_hit_rate:.2f}", f"{r.stats.l2_hit_rate:.2f}",
+            f"{r.stats.wall_seconds:.2f}"]
            for k, r in enumerate(recs)])
     total_cycles = sum(r.stats.cycles for r in recs)
     thr = sum(r.stats.thread_insts for r in recs)
