@@ -28,6 +28,7 @@ from pathlib import Path
 COMPILED_MODULES: tuple[str, ...] = (
     "tlpsim.timing.iheap",
     "tlpsim.timing.buckets",
+    "tlpsim.timing.l1banks",
     "tlpsim.timing.duering",
     "tlpsim.timing.engine",
     "tlpsim.timing.queues",

@@ -146,6 +146,13 @@ _NO_VICTIM: Final = -2
 _FREE_WAY: Final = -1
 
 
+def _empty_ways(n: int) -> tuple[vec[i64], vec[i64], vec[i64], vec[i64], vec[i64], vec[i64]]:
+    """The state arrays of `n` empty ways: tags, then valid, dirty and reserved sector
+    masks, last-use and allocation stamps."""
+    return (vec[i64]([_EMPTY] * n), vec[i64]([0] * n), vec[i64]([0] * n), vec[i64]([0] * n),
+            vec[i64]([0] * n), vec[i64]([0] * n))
+
+
 class CacheArray:
     """Tag and state array of a set-associative cache with sectored lines. The
     line-aligned address is the tag. Each way's state lives in flat machine-word arrays
@@ -184,13 +191,10 @@ class CacheArray:
             gm = (1 << g) - 1
             self._widen_tbl = [sum(gm << k for k in range(0, self.n_sectors, g) if (m >> k) & gm)
                                for m in range(1 << self.n_sectors)]
-        n = self.n_sets * assoc
-        self._tag = vec[i64]([_EMPTY] * n)
-        self._valid = vec[i64]([0] * n)      # sectors holding data
-        self._dirty = vec[i64]([0] * n)      # sectors newer than the next level
-        self._reserved = vec[i64]([0] * n)   # sectors with a fill on its way (HIT_RESERVED)
-        self._last_use = vec[i64]([0] * n)
-        self._born = vec[i64]([0] * n)
+        # per way (set x assoc + way): tag; sectors holding data, newer than the next level,
+        # with a fill on its way (HIT_RESERVED); last use and allocation stamps
+        self._tag, self._valid, self._dirty, self._reserved, self._last_use, self._born = _empty_ways(
+            self.n_sets * assoc)
         self._n_lines = 0
         self._clock = 0
         self.stats = CacheStats()
@@ -463,13 +467,8 @@ class CacheArray:
             raise RuntimeError("resize() with fills in flight: the cache is resized between launches only")
         self.size_bytes = size_bytes
         self.assoc = size_bytes // way_bytes
-        n = self.n_sets * self.assoc
-        self._tag = vec[i64]([_EMPTY] * n)
-        self._valid = vec[i64]([0] * n)
-        self._dirty = vec[i64]([0] * n)
-        self._reserved = vec[i64]([0] * n)
-        self._last_use = vec[i64]([0] * n)
-        self._born = vec[i64]([0] * n)
+        self._tag, self._valid, self._dirty, self._reserved, self._last_use, self._born = _empty_ways(
+            self.n_sets * self.assoc)
         self._n_lines = 0
 
     def flush(self) -> list[Eviction]:

@@ -199,10 +199,16 @@ class CachePort:
         self.version += 1
         self.array.invalidate_all()
 
+    @property
+    def size_bytes(self) -> int:
+        """The cache's capacity now."""
+        return self.array.size_bytes
+
     def resize(self, size_bytes: int) -> None:
-        """The array at `size_bytes` (a unified L1's carveout), emptied."""
-        self.version += 1
-        self.array.resize(size_bytes)
+        """The array at `size_bytes` (a unified L1's carveout), emptied; nothing if it has them."""
+        if size_bytes != self.array.size_bytes:
+            self.version += 1
+            self.array.resize(size_bytes)
 
 
 __all__ = ["CachePort", "FAIL_MERGE", "FAIL_MSHR", "FAIL_QUEUE", "FAIL_SET", "MISS", "SECTOR_MISS",

@@ -456,9 +456,8 @@ class GPU:
                      default=0)
             nbytes -= kb * 1024
             for sm in self.sms:
-                l1d = sm.ldst.l1d
-                if l1d is not None and l1d.array.size_bytes != nbytes:
-                    l1d.resize(nbytes)
+                if sm.ldst.l1d is not None:
+                    sm.ldst.l1d.resize(nbytes)
         for r in runs:
             r.l1d_bytes = nbytes
 

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 from tlpsim.timing.addrmap import AddressMap
 from tlpsim.timing.cache_port import WRITE_ABSORBED, CachePort
 from tlpsim.timing.duering import DueRing
+from tlpsim.timing.l1banks import bank_mask
 from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest, popcount, sector_requests
 from tlpsim.timing.queues import TimedQueue
 from tlpsim.timing.static import StaticInstr
@@ -228,19 +229,28 @@ class LdstUnit:
         cur = self.cur
         if cur is None:
             return progress
-        if cur.accesses:
+        # one access a cycle; into a banked L1's pipeline, up to one per bank, in order
+        # until one needs a bank already taken (GPGPU-Sim's l1_banks loop)
+        banks = self._l1_banks if cur.cache is self.l1d and cur.kind != ATOMIC and self.p.l1_pipeline > 0 else 1
+        used = 0
+        taken = 0
+        while taken < banks and cur.accesses:
             line, mask = cur.accesses[0]
-            if self._access(cur, line, mask, now):
-                cur.accesses.pop(0)
-                progress = True
-                if self._l1_banks > 1 and cur.cache is self.l1d and cur.kind != ATOMIC and self.p.l1_pipeline > 0:
-                    self._more_accesses(cur, self._bank_mask(line, mask), now)
-            else:
+            need = bank_mask(line, mask, banks, self._l1_line, self.p.l1_bank_sectors) if banks > 1 else 1
+            if need & used:
+                break
+            if not self._access(cur, line, mask, now):
+                if taken:
+                    break
                 # refused (MSHR, merge slots, set or request queue full): only a reply
                 # or a freed queue slot can change that, and both wake the SM
                 self.stalled = True
                 self.sm.note_stall(STALL_L1D_RESERVATION_FAIL)
                 return progress
+            cur.accesses.pop(0)
+            progress = True
+            used |= need
+            taken += 1
         if not cur.accesses:
             self.cur = None
             if cur.outstanding == 0:
@@ -347,34 +357,6 @@ class LdstUnit:
         out.push(req, now * self._period)
         self.stats.mem_requests += 1
         return True
-
-    def _bank_mask(self, line: int, mask: int) -> int:
-        """The L1 banks an access occupies: its sectors' (sector interleaving) or its line's."""
-        nb = self._l1_banks
-        if not self.p.l1_bank_sectors:
-            return 1 << ((line // self._l1_line) % nb)
-        first = line >> 5
-        out = 0
-        s = 0
-        while mask:
-            if mask & 1:
-                out |= 1 << ((first + s) % nb)
-            mask >>= 1
-            s += 1
-        return out
-
-    def _more_accesses(self, cur: _Instr, used: int, now: int) -> None:
-        """After an L1D access this cycle, the instruction's next ones while each finds its
-        banks free, up to one per bank (GPGPU-Sim's l1_banks loop: it stops at a conflict)."""
-        n = 1
-        while n < self._l1_banks and cur.accesses:
-            line, mask = cur.accesses[0]
-            banks = self._bank_mask(line, mask)
-            if banks & used or not self._access(cur, line, mask, now):
-                return
-            cur.accesses.pop(0)
-            used |= banks
-            n += 1
 
     def _access(self, ins: _Instr, line: int, mask: int, now: int) -> bool:
         """Perform (or start) one line access; False when it must be retried."""

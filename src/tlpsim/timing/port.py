@@ -407,7 +407,7 @@ class SMPort:
                 return 0
             if isinstance(self._sm, _SMNotBuilt):   # (asked while plug-ins are built: before any launch)
                 return cfg.l1d.size_kb * 1024
-            return self._sm.ldst.l1d.array.size_bytes   # what this batch's carveout leaves (timing/carveout.py)
+            return self._sm.ldst.l1d.size_bytes   # what this batch's carveout leaves (timing/carveout.py)
         raise PortError(f"unknown storage {storage!r} (storages: {', '.join(STORAGES)})")
 
     def spare_bytes(self, storage: str) -> int:
