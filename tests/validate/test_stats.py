@@ -76,6 +76,9 @@ def test_match_needs_the_same_shape_and_best_n_within_one():
     assert sweeps_match(SweepShape("rises then saturates", 4, 4), a)
     assert not sweeps_match(SweepShape("rises then saturates", 3, 3), a)
     assert not sweeps_match(SweepShape("rises", 5, 5), a)
+    # every N of a flat curve is within the tolerance of its best: its best N is noise
+    assert sweeps_match(SweepShape("flat", 1, 1), SweepShape("flat", 4, 1))
+    assert not sweeps_match(SweepShape("flat", 1, 1), SweepShape("rises then saturates", 2, 2))
 
 
 @pytest.mark.skipif(not (REF_DIR / "gpgpusim-gtx480-cta-sweeps.json").exists(),

@@ -41,8 +41,14 @@ def test_plan_caps_launches_and_names_what_it_leaves_out():
     # lud at small has 14 launches of 10.4-10.8 µs: the two longest are simulated, 12 left out
     lud = by[("lud", "small")]
     longest = sorted((la for la in hw.launches("small", "lud") if la.us >= 10), key=lambda la: -la.us)[:2]
-    assert lud["simulate"] == sorted(la.ordinal for la in longest)
+    assert lud["compare"] == sorted(la.ordinal for la in longest)
     assert sum(1 for x in left if x["workload"] == "lud" and x["size"] == "small") == 12
+    # and its shortest one-CTA launch (lud_internal, 3.2 µs) for the launch-bound check, apart from the targets
+    (floor,) = lud["floor"]
+    la = hw.launches("small", "lud")[floor]
+    assert (floor, la.kernel, la.grid, la.us) == (44, "lud_internal", (1, 1, 1), 3.184)
+    assert lud["simulate"] == sorted(lud["compare"] + [44])
+    assert by[("sgemm", "small")]["floor"] == []          # its one launch is 64 CTAs
     assert ("sgemm", "small") in by and "sgemm" not in PAPER_SUBSET and ("sgemm", "paper") not in by
     assert any(x["workload"] == "sgemm" and x["size"] == "paper" and "paper subset" in x["why"] for x in left)
 
@@ -150,7 +156,8 @@ def test_sweep_points_compare_like_carveouts(tmp_path):
     from tlpsim.validate.hw_runner import SWEEP_CARVEOUT, _sweep_jobs, _sweep_rows
 
     hw = load_hardware("h200", HW)
-    jobs = _sweep_jobs(HwOptions(hardware_dir=str(HW), only=["sweeps"]), hw, {"spmv_csr"})
+    jobs, _ = _sweep_jobs(HwOptions(hardware_dir=str(HW), only=["sweeps"]), hw, {"spmv_csr"})
+    jobs = [j for j in jobs if j["sweep"] == "reference:spmv_csr"]
     assert [(j["cap"], j["carveout"]) for j in jobs] == [(1, 100), (2, 100), (4, 100), (None, 100), (None, None)]
     assert SWEEP_CARVEOUT == 100
     clock = 1980.0
@@ -163,3 +170,23 @@ def test_sweep_points_compare_like_carveouts(tmp_path):
     assert row["n"] == [1, 2, 4, 8] and row["gpu_us"] == [10.528] * 4   # N=8: padded 0 B, carveout 100
     assert row["tlpsim_us"] == [10.0] * 4 and row["match"] is True
     assert row["natural"] == {"gpu_us": 6.976, "tlpsim_us": 5.0}
+
+
+@needs_hw
+def test_workload_sweeps_at_small_run_every_launch_and_the_rest_are_named():
+    from tlpsim.validate.hw_runner import SWEEP_CARVEOUT, _sweep_jobs
+
+    hw = load_hardware("h200", HW)
+    jobs, left = _sweep_jobs(HwOptions(hardware_dir=str(HW)), hw, {"spmv_csr"})
+    kmeans = [j for j in jobs if j["sweep"] == "workload:kmeans"]
+    # N = 1, 2, 4 and the natural 8 at the largest carveout, then the natural point with the driver's
+    assert [(j["cap"], j["carveout"]) for j in kmeans] == [(1, SWEEP_CARVEOUT), (2, SWEEP_CARVEOUT),
+                                                             (4, SWEEP_CARVEOUT), (None, SWEEP_CARVEOUT),
+                                                             (None, None)]
+    assert all(j["kind"] == "workload" and j["size"] == "small" and j["simulate"] == list(range(10))
+               for j in kmeans)
+    assert {j["sweep"] for j in jobs} == {"reference:spmv_csr", "workload:kmeans", "workload:srad"}
+    why = {x["sweep"]: x["why"] for x in left}
+    assert "re-measure it on the GPU" in why["workload:mergesort"]          # its source changed since
+    assert "measured at `paper`" in why["workload:sgemm"] and "measured at `paper`" in why["workload:transpose"]
+    assert why["reference:mm_naive"] == "no such reference program here"

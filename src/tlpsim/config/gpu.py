@@ -1,5 +1,5 @@
-"""`[gpu]`: chip-level parameters — SM count, clock domains, kernel concurrency,
-the CTA scheduler choice, the per-SM CTA cap and the compile options.
+"""`[gpu]`: chip-level parameters — SM count, clock domains, kernel concurrency and
+launch latency, the CTA scheduler choice, the per-SM CTA cap and the compile options.
 
 The compile options: `toolchain` picks the compiler of workloads and host-API
 kernels (tlpsim.frontend.toolchains), and each toolchain has its own target key —
@@ -49,6 +49,11 @@ class GPUSection(Section):
 
     max_concurrent_kernels: int = field(8, "kernels that may run concurrently on the GPU "
                                            "(gpgpu_max_concurrent_kernel)", unit="kernels", ge=1, le=128)
+    kernel_launch_latency: int = field(0, "core cycles from a launch's turn (its stream's previous launch done, a "
+                                          "concurrent-kernel slot free) to its first CTA dispatch, counted in the "
+                                          "launch's cycles: the front end's work between the host's launch and the "
+                                          "grid reaching the SMs (GPGPU-Sim gpgpu_kernel_launch_latency); 0 = CTAs "
+                                          "dispatch at once", unit="cycles", ge=0, le=10_000_000)
     cta_scheduler: PolicyChoice = field("round_robin", "CTA scheduler plug-in (extension point "
                                                        "'cta_scheduler'): which CTA goes to which SM and when")
     max_ctas_per_sm: int | None = field(None, "extra cap on resident CTAs per SM, below what resources allow "

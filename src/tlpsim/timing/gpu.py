@@ -55,6 +55,7 @@ class KernelRun:
     next_cta: int = 0
     ctas_done: int = 0
     t_start: int = -1      # core cycle of the first CTA dispatch
+    t_turn: int = -1       # core cycle the launch took its turn (gpu.kernel_launch_latency counts from it)
     t_end: int = -1
     warp_insts: int = 0    # issued by this launch (the SM counters mix concurrent launches)
     thread_insts: int = 0
@@ -95,19 +96,27 @@ class CtaDispatcher(Component):
         if not pending:
             return False
         # at most gpu.max_concurrent_kernels launches run at once (GPGPU-Sim's
-        # gpgpu_max_concurrent_kernel): one not started yet waits for a running one to finish
-        room = gpu.cfg.gpu.max_concurrent_kernels - sum(1 for r in gpu.running if r.started and not r.finished)
-        if any(not r.started for r in pending):
+        # gpgpu_max_concurrent_kernel): one that has not had its turn waits for a running one to finish
+        room = gpu.cfg.gpu.max_concurrent_kernels - sum(1 for r in gpu.running if r.t_turn >= 0 and not r.finished)
+        if any(r.t_turn < 0 for r in pending):
             kept = []
             for r in pending:
-                if r.started:
+                if r.t_turn >= 0:
                     kept.append(r)
                 elif room > 0:
+                    r.t_turn = now
                     kept.append(r)
                     room -= 1
             pending = kept
-            if not pending:
-                return False
+        latency = gpu.cfg.gpu.kernel_launch_latency
+        if latency:  # a launch's CTAs leave the front end `latency` cycles after its turn
+            waiting = [r for r in pending if now < r.t_turn + latency]
+            for r in waiting:
+                self.wake_at(r.t_turn + latency)
+            if waiting:
+                pending = [r for r in pending if now >= r.t_turn + latency]
+        if not pending:
+            return False
         by_kid = {r.kid: r for r in pending}
         policy = gpu.cta_policy
         if getattr(policy, "inline_rule", "") == "round_robin":

@@ -59,7 +59,10 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float, extra_cycl
     `extra_cycles`: core cycles of work that was projected, not simulated (wave sampling
     lowers `base` by the projected counters, tlpsim.sampling.waves); 0 in full detail."""
     now = gpu.core.cycle_at(gpu.engine.now)
-    cycles = max(run.t_end - max(run.t_start, start_cycle), 0) + 1 if run.t_end >= 0 else now - start_cycle
+    # with a launch latency the launch begins at its turn, the latency counted (GPGPU-Sim's
+    # gpu_sim_cycle); without one, at its first CTA dispatch
+    first = max(run.t_turn if gpu.cfg.gpu.kernel_launch_latency else run.t_start, start_cycle)
+    cycles = max(run.t_end - first, 0) + 1 if run.t_end >= 0 else now - start_cycle
     cycles += extra_cycles
     per_sm = [_delta(sm.collect(now), base["sm"][k]) for k, sm in enumerate(gpu.sms)]
     for s, sm in zip(per_sm, gpu.sms):  # peaks are levels, not deltas
@@ -134,8 +137,8 @@ def launch_stats(gpu, run, base: dict, start_cycle: int, wall: float, extra_cycl
         peak_resident_ctas=max((s["peak_resident_ctas"] for s in per_sm), default=0),
         peak_resident_warps=max((s["peak_resident_warps"] for s in per_sm), default=0), components=mem, wall_seconds=wall, energy=energy,
         plugins=plugins, plugin_units=gpu.plugin_units(), plugin_aggs=gpu.plugin_aggs(),
-        timeline=gpu.timeline.series(max(run.t_start, start_cycle), run.t_end if run.t_end >= 0 else now),
-        first_cycle=max(run.t_start, start_cycle), last_cycle=run.t_end, l1d_kb=run.l1d_bytes // 1024,
+        timeline=gpu.timeline.series(first, run.t_end if run.t_end >= 0 else now),
+        first_cycle=first, last_cycle=run.t_end, l1d_kb=run.l1d_bytes // 1024,
         avg_mem_latency=_ratio(sum(s["mem_latency_sector_cycles"] for s in per_sm),
                                sum(s["mem_latency_sectors"] for s in per_sm)),
         full_occupancy_share_min=min(full) if full else 0.0,
