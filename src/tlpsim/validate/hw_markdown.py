@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from tlpsim.validate.stats import pearson
+
 __all__ = ["console_summary", "render", "write"]
 
 # Published correlation of Accel-Sim against real GPUs, for scale (Khairy et al., "Accel-Sim: An
@@ -176,6 +178,20 @@ def _shortfalls(v: dict) -> list[str]:
         "per 32-op iteration to the branch, tlpsim's 4.2 about 6)."]
 
 
+def _r_sensitivity(v: dict) -> list[str]:
+    """Which launches r hinges on: r over all compared launches with each one made exact in turn."""
+    rows = [r for r in v["launches"] if r["tlpsim_us"] is not None]
+    if len(rows) < 3:
+        return []
+    ours, gpu = [r["tlpsim_us"] for r in rows], [r["gpu_us"] for r in rows]
+    exact = sorted(((pearson(ours[:i] + [gpu[i]] + ours[i + 1:], gpu), i) for i in range(len(rows))), reverse=True)
+    (r1, a), (r2, b) = exact[0], exact[1]
+    return ["", f"What r hinges on: made exact, {rows[a]['kernel']} ({_pct(rows[a]['rel_err'])}) alone would raise "
+            f"r over all {len(rows)} launches from {_r(pearson(ours, gpu))} to {_r(r1)}; the next, "
+            f"{rows[b]['kernel']} ({_pct(rows[b]['rel_err'])}), to {_r(r2)}. The launches span {min(gpu):.0f} to "
+            f"{max(gpu):.0f} µs on the GPU, a narrow range against errors of the MAE's size."]
+
+
 def _floor_summary(v: dict) -> str:
     a = (v.get("summary") or {}).get("floor") or {}
     if not a.get("launches"):
@@ -234,6 +250,7 @@ def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> 
         out.append(f"| {label} | {a['launches']}{failed} | "
                    f"{_pct(a['mae'], False)} | {_r(a['pearson_r'])} | {_r(a['log_pearson_r'])} | "
                    f"{_pct(a['mean_signed'])} | {_verdict(met)} |")
+    out += _r_sensitivity(v)
     m = s["micro"]
     out += ["", f"Microbenchmarks: {m['within']} of {m['figures']} figures within {100 * t['micro_rel']:.0f}% "
             f"(MAE {_pct(m['mae'], False)}). Occupancy sweeps: {s['sweeps']['match']} of {s['sweeps']['compared']} "
