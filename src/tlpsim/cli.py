@@ -225,7 +225,9 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
                       if compiled else ""))
         console.functional_report(result, record["launches"])
         if mode == "timing":
-            console.timing_report(result)
+            from tlpsim.config.loader import load_config
+
+            console.timing_report(result, load_config(preset, params.overrides).gpu.kernel_launch_latency)
             if record.get("sampling"):
                 from tlpsim.sampling.summary import describe
 

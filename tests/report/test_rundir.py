@@ -93,3 +93,8 @@ def test_the_timing_table_shows_each_launchs_l1(tmp_path, monkeypatch):
         row = lines[lines.index(head) + 1]                    # the one launch
         at = head.index("L1D KiB")
         assert row[at:at + len("L1D KiB")].strip() == str(kib), (head, row)
+        # h200 counts GPGPU-Sim's launch latency in each launch's cycles, and says so under the table
+        said = [ln for ln in lines if "launch latency" in ln]
+        assert said == ([] if config == "gtx480" else [
+            "each launch's cycles include its launch latency, 5000 cycles before its first CTA "
+            "(gpu.kernel_launch_latency; 5000 of the total)"])

@@ -69,7 +69,9 @@ def functional_report(result, rows) -> None:
                    f"{result.workload}")
 
 
-def timing_report(result) -> None:
+def timing_report(result, launch_latency: int = 0) -> None:
+    """The timing table; `launch_latency`: the config's gpu.kernel_launch_latency, which each
+    launch's cycles include (said under the table, so a short launch's count is not misread)."""
     recs = [r for r in result.launches if r.stats is not None]
     table(("#", "kernel", "CTAs/SM (limit)", "cycles", "IPC", "active", "idle", "mem stall", "core stall",
            "L1D KiB", "L1D hit", "L2 hit", "sim s"),
@@ -83,6 +85,9 @@ def timing_report(result) -> None:
     total_cycles = sum(r.stats.cycles for r in recs)
     thr = sum(r.stats.thread_insts for r in recs)
     click.echo(f"total {total_cycles} cycles, IPC {thr / max(total_cycles, 1):.1f} (thread instructions per cycle)")
+    if launch_latency and recs:
+        click.echo(f"each launch's cycles include its launch latency, {launch_latency} cycles before its first CTA "
+                   f"(gpu.kernel_launch_latency; {len(recs) * launch_latency} of the total)")
     if recs:
         u = recs[-1].stats.utilisation
         click.echo("utilisation (last launch): " + ", ".join(f"{k} {100 * v:.0f}%" for k, v in asdict(u).items()))

@@ -246,7 +246,7 @@ class LaunchStats:
     """Everything one kernel launch measured."""
 
     kernel: str
-    cycles: int
+    cycles: int                     # first_cycle .. last_cycle (a launch latency included)
     warp_insts: int
     thread_insts: int
     ipc: float                      # thread instructions per core cycle, whole GPU
@@ -278,7 +278,9 @@ class LaunchStats:
     plugin_units: dict = field(default_factory=dict)  # {"point.name": {counter: unit}}
     plugin_aggs: dict = field(default_factory=dict)   # {"point.name": {counter: "max" | "mean"}} (levels, not sums)
     # core cycles (of the session's clock) of the launch's first CTA dispatch and last
-    # CTA retirement: concurrent launches overlap, so their makespan is max(last) - min(first) + 1
+    # CTA retirement: concurrent launches overlap, so their makespan is max(last) - min(first) + 1.
+    # With a launch latency (gpu.kernel_launch_latency) the launch begins at its turn, the
+    # latency before its first CTA counted in `cycles` and `first_cycle`
     first_cycle: int = -1
     last_cycle: int = -1
     avg_mem_latency: float = 0.0    # core cycles per sector (SMStats.mem_latency_*; 0: no data replies)
