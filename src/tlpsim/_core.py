@@ -29,6 +29,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "tlpsim.timing.iheap",
     "tlpsim.timing.buckets",
     "tlpsim.timing.l1banks",
+    "tlpsim.timing.casloop",
     "tlpsim.timing.duering",
     "tlpsim.timing.engine",
     "tlpsim.timing.queues",

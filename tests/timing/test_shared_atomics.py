@@ -1,8 +1,9 @@
 """Contended shared-memory atomics (sm.shared_atomic_same_word, sm.shared_atomic_cas_ops):
 one warp on one SM, the same code with lanes spread over `m` words, timed by the issue of
 the global store that follows the atomic. With 'serialize' every lane takes its bank's
-wavefront; a compare-and-swap loop runs one round per lane on the busiest word and holds
-the warp until its last round. GPGPU-Sim's rule ('broadcast', the old presets) serves a
+wavefront; a compare-and-swap loop runs one round per lane on the busiest word, each
+round's compare-and-swap carrying the lanes that lost before, and holds the warp until its
+last round. GPGPU-Sim's rule ('broadcast', the old presets) serves a
 word's lanes together."""
 
 from __future__ import annotations
@@ -99,10 +100,12 @@ def test_emulated_float_add_runs_one_round_per_lane_on_the_busiest_word(gap):
     wave, cas = _wave(sm), sm.shared_atomic_cas_round_cycles
     assert "add.f32" in sm.shared_atomic_cas_ops and cas == 56
     one = gap(FLOAT_ATOMIC, "fatom", "h200", 32)      # one lane per word: one round
-    # 8 words, 4 lanes each: 4 rounds and 4 wavefronts; the store, independent of the
-    # atomic, still waits for the loop's last round
-    assert gap(FLOAT_ATOMIC, "fatom", "h200", 8) - one == 3 * cas + 3 * wave
-    assert gap(FLOAT_ATOMIC, "fatom", "h200", 1) - one == 31 * cas + 31 * wave
+    # 8 words, 4 lanes each: 4 rounds, whose compare-and-swaps carry the lanes still losing,
+    # 4 + 3 + 2 + 1 wavefronts, each after a round's first delaying the next round; the
+    # store, independent of the atomic, still waits for the loop's last round
+    assert gap(FLOAT_ATOMIC, "fatom", "h200", 8) - one == 3 * cas + (3 + 2 + 1) * wave
+    # one word: 32 rounds of 32, 31, ... 1 wavefronts
+    assert gap(FLOAT_ATOMIC, "fatom", "h200", 1) - one == 31 * cas + sum(range(32)) * wave
     assert gap(FLOAT_ATOMIC, "fatom", "h200", 1, {"sm.shared_atomic_cas_round_cycles": 57}) - \
         gap(FLOAT_ATOMIC, "fatom", "h200", 1) == 32
 
@@ -140,3 +143,44 @@ def test_skip_ahead_equals_dense_ticking_through_a_loop():
             tlpsim.RawKernel(FLOAT_ATOMIC, "fatom")((2,), (32,), (out, np.int32(2)))
             cycles.append(dev.launches[-1].stats.cycles)
     assert cycles[0] == cycles[1] > 16 * load_config("h200").sm.shared_atomic_cas_round_cycles
+
+
+def test_every_round_of_the_loop_occupies_the_banks_and_the_sub_core_path():
+    """Warps of one CTA each run the loop (8 words, 4 lanes each: 4 rounds). The SM-wide banks
+    take each loop's 4 loads and 4 + 3 + 2 + 1 compare-and-swap wavefronts, so the loops end
+    14 cycles apart; the fifth warp shares warp 0's sub-core, whose path each round's two
+    instructions hold (casloop.cas_path_hold: 38 cycles), so its loop starts that much later."""
+    from tlpsim.timing.casloop import cas_path_hold, cas_waves
+
+    log: list[tuple[int, str, int]] = []
+
+    class Probe(ExecutionChecker):
+        events = frozenset({"instr_issued"})
+
+        def watches(self, instr):
+            return instr.op in ("atom", "red") or (instr.op == "st" and instr.space == "global")
+
+        def on_instr_issued(self, warp, instr, mask, now):
+            log.append((id(warp), "store" if instr.op == "st" else "atomic", now))
+
+    name = f"t_{uuid.uuid4().hex[:8]}"
+    register("execution_checker", name)(Probe)
+    src = FLOAT_ATOMIC.replace("s[threadIdx.x] = 0.0f", "s[threadIdx.x % 32] = 0.0f").replace(
+        "__syncwarp()", "__syncthreads()")
+    sm = load_config("h200").sm
+    assert cas_waves(4, 4) == 10 and cas_path_hold(4, 4, sm.shared_subcore_issue_cycles,
+                                                   sm.shared_subcore_cycles_per_conflict) == 38
+    try:
+        for warps in (2, 5):
+            log.clear()
+            cfg = load_config("h200", {"gpu.n_sms": 1, "sm.execution_checker": name, "l1i.perfect": True})
+            with tlpsim.Device(mode="timing", config=cfg, trace_cache=False):
+                tlpsim.RawKernel(src, "fatom")((1,), (32 * warps,), (tlpsim.zeros(32 * warps, np.float32),
+                                                                      np.int32(8)))
+            stores = sorted(t for _, what, t in log if what == "store")
+            assert [b - a for a, b in zip(stores, stores[1:])] == [4 + 10] * (warps - 1)
+            if warps == 5:
+                atomics = sorted(t for _, what, t in log if what == "atomic")
+                assert atomics[4] - atomics[0] >= 38 and atomics[3] - atomics[0] < 38
+    finally:
+        unregister("execution_checker", name)

@@ -266,7 +266,9 @@ class SMConfig(Section):
         (), "shared-memory atomics (PTX atom/red .shared) the compiler emulates with a compare-and-swap loop on "
             "this target, as 'op.type' (e.g. 'add.f32': ptxas for sm_90 emits LDS, FADD, ATOMS.CAST and a retry "
             "branch); a warp runs one round of the loop per lane on its busiest word, and issues nothing else "
-            "meanwhile; needs shared_atomic_same_word = 'serialize'")
+            "meanwhile; each round's load and compare-and-swap take the banks and the sub-core path again, the "
+            "compare-and-swap carrying the lanes that lost before (timing/casloop.py); needs "
+            "shared_atomic_same_word = 'serialize'")
     shared_atomic_cas_round_cycles: Int = field(
         0, "cycles one round of such a loop takes (the load, the operation, the compare-and-swap and the retry "
            "branch, each waiting on the one before); > 0 when shared_atomic_cas_ops names any",

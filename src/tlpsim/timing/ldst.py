@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from tlpsim.timing.addrmap import AddressMap
 from tlpsim.timing.cache_port import WRITE_ABSORBED, CachePort
+from tlpsim.timing.casloop import cas_path_hold, cas_waves
 from tlpsim.timing.duering import DueRing
 from tlpsim.timing.l1banks import bank_mask
 from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest, popcount, sector_requests
@@ -140,6 +141,8 @@ class LdstUnit:
             return 0
         atomic = si.is_atomic and p.atomic_serialize
         degree = max(rows.lane_degree[row] if atomic else rows.bank_degree[row], 1)
+        if si.cas_loop and atomic:  # every round's load and compare-and-swap pass the path
+            return cas_path_hold(degree, max(rows.word_lanes[row], 1), p.sub_issue_cycles, p.sub_wave_cycles)
         waves = degree * p.sub_wave_cycles
         return waves if waves > p.sub_issue_cycles else p.sub_issue_cycles
 
@@ -273,19 +276,28 @@ class LdstUnit:
             atomic = si.is_atomic and p.atomic_serialize
             # an atomic whose same-word lanes are serialised: every lane takes its bank once
             degree = max(rows.lane_degree[row] if atomic else rows.bank_degree[row], 1)
+            start = now if self.smem_free <= now else self.smem_free  # banks reserved by a plug-in
+            if si.cas_loop and atomic:
+                # a compare-and-swap loop: one round per lane on the busiest word (each round
+                # one lane of every word wins), each round's load (one wavefront) and
+                # compare-and-swap (the lanes still losing) in the banks; the warp waits on its
+                # exit (StaticKernel.loop_bit), each round's extra wavefronts delaying the next
+                rounds = max(rows.word_lanes[row], 1)
+                cas = cas_waves(degree, rounds)
+                self.stats.smem_accesses += 2 * rounds
+                self.stats.smem_bank_conflict_cycles += (cas - rounds) * p.smem_wave_cycles
+                self.busy_until = self.smem_free = start + (rounds + cas) * p.smem_wave_cycles
+                self.sm.complete(warp, si, start + (cas - rounds) * self.lat_wave + rounds * p.cas_round_cycles,
+                                 True, pos)
+                self._done_one(warp, now)
+                return None
             self.stats.smem_accesses += 1
             self.stats.smem_bank_conflict_cycles += (degree - 1) * p.smem_wave_cycles
-            start = now if self.smem_free <= now else self.smem_free  # banks reserved by a plug-in
             waves = degree * p.smem_wave_cycles
             self.busy_until = self.smem_free = start + waves
             # the wavefronts after the first, at the pace of the slower of banks and sub-core path
             later = (degree - 1) * self.lat_wave
-            if si.cas_loop and atomic:
-                # a compare-and-swap loop: one round per lane on the busiest word (each round
-                # one lane of every word wins); the warp waits on its exit (StaticKernel.loop_bit)
-                rounds = max(rows.word_lanes[row], 1)
-                self.sm.complete(warp, si, start + later + rounds * p.cas_round_cycles, True, pos)
-            elif dst:  # after the bank cycles, the smem pipeline and the unit's writeback stages
+            if dst:  # after the bank cycles, the smem pipeline and the unit's writeback stages
                 t = start + p.smem_latency + later + SMEM_WRITEBACK_STAGES
                 self.sm.complete(warp, si, self._book_wb(t, now) if p.wb_register else t, True, pos)
             self._done_one(warp, now)

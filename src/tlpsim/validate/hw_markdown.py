@@ -99,9 +99,12 @@ def _shortfalls(v: dict) -> list[str]:
         "- **Shared-memory atomics: modelled.** A warp's lanes updating one word are serialised, a wavefront "
         "each (`sm.shared_atomic_same_word`), and float adds run the compare-and-swap loop ptxas emits "
         "for sm_90, one 56-cycle round per lane on the busiest word (`sm.shared_atomic_cas_ops`; the round is "
-        "derived from the calibrated latencies, not fitted): " + _errors(v, "kmeans_accumulate")
-        + " (-76.5% before). The round's length is not measured on the card; its ATOMS.CAST may take longer "
-        "than a load (benchmarks/hw/smem_atomics.cu measures it on the card).",
+        "derived from the calibrated latencies, not fitted). Every round re-executes the loop's load and "
+        "compare-and-swap, so each takes the banks and its sub-core's path again, the compare-and-swap "
+        "carrying the lanes that lost before (timing/casloop.py: 4 + 3 + 2 + 1 wavefronts for 4 lanes on a "
+        "word): " + _errors(v, "kmeans_accumulate") + " (-76.5% with one lane a round, -41.2% with the "
+        "first round's wavefronts alone, until 2026-11-29). The round's length is not measured on the card; "
+        "its ATOMS.CAST may take longer than a load (benchmarks/hw/smem_atomics.cu measures it on the card).",
         "- **L2 near/far halves: modelled.** `l2.far_latency`: an SM's read of a line whose home slice is in "
         "the other half of the L2 pays the crossing (457 cycles load to use against 261 near) and leaves a copy "
         "in the reader's half that serves its later reads at the near latency until a write or atomic drops it "
@@ -159,8 +162,9 @@ def _shortfalls(v: dict) -> list[str]:
         + _errors(v, "sgemm_naive") + ": the loads in "
         "flight together meet the L1's MSHR merge limit (8 requests per line, GPGPU-Sim's Volta value): its "
         "warps all read one line of B, and its busiest SM takes 33,679 cycles at 8, 15,859 at 32; the card's "
-        "limit is not measured (benchmarks/hw/l1_merge.cu measures it). Too fast and not explained: "
-        + _errors(v, "raycast", "kmeans_accumulate") + ". Raycast is one wave of latency-bound warps; the "
+        "limit is not measured (benchmarks/hw/l1_merge.cu measures it). Too fast: "
+        + _errors(v, "raycast", "kmeans_accumulate") + " (kmeans_accumulate's loop round is unmeasured, "
+        "above). Raycast, not explained, is one wave of latency-bound warps; the "
         "`sqrt.rn`/`div.rn` that ptxas expands into multi-instruction sequences are not what it lacks (the SFU "
         "latency at 40 instead of 18 and the fp32 divide's at 72 instead of 36 add 9 %), nor are cold "
         "instruction fetches (above). conv2d_smem's sweep falls at 8 CTAs per SM where the card's keeps "
