@@ -63,6 +63,15 @@ def _shortfalls(v: dict) -> list[str]:
         "came closer (raycast -45.6%, lud_perimeter -40.2%, kmeans_accumulate -46.7%) and those it ran too "
         "slow moved further (sgemm_naive +34.1%, transpose_naive +21.0%, spmv_csr_scalar +21.3%, scalarprod "
         "+35.2%). The figures in parentheses below, from earlier states of the model, are without it.",
+        "- **Interconnect: [Q]'s crossbar speed-up.** The L2's replies cross an input-queued crossbar whose "
+        "inputs send their head packet only (head-of-line blocking). [Q]'s own network, GPGPU-Sim's local "
+        "crossbar, moves a whole packet to each output a cycle and lets an input send to several outputs in a "
+        "cycle; the nearest of the crossbar modelled here is [Q]'s booksim file, internal speed-up 2.0 "
+        "(`icnt.internal_speedup`, as the gtx480 preset). Until 2026-11-29 the preset kept 1.0, from when the "
+        "setting did nothing, which caps the replies near 0.59 of 96 x 40 B a cycle, about 3.6 TB/s of data, "
+        "below the 4.8 TB/s of HBM behind it: " + _errors(v, "scalarprod", "dct8x8_forward", "transpose_naive",
+                                                           "sgemm_naive", "nn_distances")
+        + " (+46.6%, +34.2%, +39.1%, +60.7% and -10.3% at 1.0; all 17 launches 23.3% / r 0.929 then).",
         "- **Issue order: modelled.** ptxas hoists a block's loads ahead of the arithmetic that uses them; "
         "nvcc's PTX keeps each load next to its use, so a warp issuing the PTX in order waits a load's whole "
         "latency before every use. `gpu.block_schedule = \"list\"` issues each basic block list-scheduled "
@@ -148,15 +157,13 @@ def _shortfalls(v: dict) -> list[str]:
         "dct8x8_forward") + " (+22.6% and -2.6% with the perfect cache; scalarprod's busiest SM waits longer on "
         "a saturated memory system, 2,419 cycles a request). The card's buffer depth is Huerta et al.'s "
         "estimate for Ampere, not measured on Hopper (benchmarks/hw/icache_cold.cu measures it).",
-        "- **What the rest points to (not modelled yet).** With the launch latency counted, the kernels "
-        "tlpsim runs too slow outnumber those it runs too fast: memory-bound launches of one or two CTA waves, "
-        + _errors(v, "scalarprod", "transpose_naive", "spmv_csr_scalar", "dct8x8_forward", "histo_cta")
-        + ". Their time past the launch latency is 1.2 to 1.6 times the card's if the card's own latency is "
-        "GPGPU-Sim's 2.5 µs; the one-CTA launches (above) put it nearer 2.0 to 2.3 µs, which would leave them "
-        "further off. What they share is the start of a wave, where tlpsim's largest cost is the cold "
+        "- **What the rest points to (not modelled yet).** Launches of one or two CTA waves that read "
+        "memory run too slow: " + _errors(v, "sgemm_naive", "spmv_csr_scalar", "transpose_naive", "histo_cta",
+                                          "sgemm_tiled")
+        + ". What they share is the start of a wave, where tlpsim's largest cost is the cold "
         "instruction fetch: all 132 SMs ask one L2 slice for each code line at once, and its MSHRs merge 4 "
-        "requests a line ([Q]), so the rest retry (blackscholes at 8 CTAs, launch latency aside: 8,078 cycles, "
-        "6,612 with a perfect instruction cache, 7,744 with the merge unlimited). The card's cold start is not "
+        "requests a line ([Q]), so the rest retry (blackscholes at 8 CTAs, launch latency aside: 7,592 cycles, "
+        "6,140 with a perfect instruction cache, 7,195 with the merge unlimited). The card's cold start is not "
         "measured (benchmarks/hw/icache_cold.cu would; GPGPU-Sim's Volta model sidesteps it with a perfect "
         "instruction cache). "
         + _errors(v, "sgemm_naive") + ": the loads in "
