@@ -10,8 +10,10 @@ What is simulated, so that the whole validation fits about 30 minutes on two cor
   timer's ±0.5 µs — at most `cap` per workload (default 1), the longest first; at
   `paper` only the workloads of `PAPER_SUBSET`, with at most `paper_cap` launches each.
   A launch not simulated still runs functionally (the program stays correct) and
-  is listed as left out;
-- **sweeps**: the six reference programs of `sweeps.json` at the CTA caps of
+  is listed as left out. Beside them, apart from the targets, each workload's shortest
+  one-CTA launch at `small` (the launch-bound check of `gpu.kernel_launch_latency`);
+- **sweeps**: the reference programs of `sweeps.json`, and its workloads measured at
+  `small` (every launch simulated; those at `paper` are named as left out), at the CTA caps of
   `SWEEP_CAPS` (1, 2, 4) and the program's own occupancy, tlpsim capping CTAs per SM
   where the card padded shared memory (the same residency) and preferring the
   largest carveout as the card's padded points did (`SWEEP_CARVEOUT`: the L1 keeps
@@ -227,7 +229,8 @@ def validate_hardware(opts: HwOptions, echo: Callable[[str], None] = lambda s: N
         "cpu_s": sum(results.get(j["key"], {}).get("cpu_s") or 0.0 for j in jobs),
         "loadavg_1min_start_end": [round(load_start, 2), round(os.getloadavg()[0], 2)],
         "interrupted": interrupted,
-        "launches": rows, "floor": floor, "left_out": left, "sweeps_left_out": sweeps_left, "sweeps": sweeps, "figures": figures, "summary": summary,
+        "launches": rows, "floor": floor, "left_out": left, "sweeps_left_out": sweeps_left, "sweeps": sweeps,
+        "figures": figures, "summary": summary,
         "jobs": [{"kind": j["kind"], "name": j["name"], "size": j.get("size"), "cap": j.get("cap"),
                   "wall_s": results.get(j["key"], {}).get("wall_s"),
                   "cpu_s": results.get(j["key"], {}).get("cpu_s"),
