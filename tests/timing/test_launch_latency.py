@@ -38,7 +38,7 @@ def _run(latency: int, launches: int = 1, streams: bool = False, limit: int = 8,
         return [(r.stats.cycles, r.stats.first_cycle, r.stats.last_cycle) for r in dev.launches]
 
 
-@pytest.mark.parametrize("latency", [1, 7, 1000, 5000])
+@pytest.mark.parametrize("latency", [1, 7, 1000, 5000, 50_000])   # 50,000: half the watchdog window
 def test_the_launch_takes_exactly_the_latency_longer(latency):
     ((base, first0, last0),) = _run(0)
     assert (base, first0) == (602, 0)
@@ -66,9 +66,10 @@ def test_skip_ahead_equals_dense():
 
 
 def test_a_latency_the_watchdog_would_call_a_deadlock_is_refused():
-    with pytest.raises(ConfigError, match=r"gpu.kernel_launch_latency \(100000\) is not below "
+    with pytest.raises(ConfigError, match=r"gpu.kernel_launch_latency \(50001\) is more than half of "
                                           r"monitor.watchdog_cycles \(100000\)"):
-        load_config("gtx480", {"gpu.kernel_launch_latency": 100_000})
+        load_config("gtx480", {"gpu.kernel_launch_latency": 50_001})
+    assert load_config("gtx480", {"gpu.kernel_launch_latency": 50_000}).gpu.kernel_launch_latency == 50_000
     assert load_config("gtx480", {"gpu.kernel_launch_latency": 100_000,
                                   "monitor.watchdog_cycles": 0}).gpu.kernel_launch_latency == 100_000
 

@@ -96,9 +96,10 @@ class GPUConfig(BaseModel):
             out.append(f"gpu.max_ctas_per_sm ({cap}) exceeds sm.max_ctas ({self.sm.max_ctas}); the cap can only "
                        f"lower the CTA count (raise sm.max_ctas to model a bigger SM)")
         wd, lat = self.monitor.watchdog_cycles, self.gpu.kernel_launch_latency
-        if wd and lat >= wd:
-            out.append(f"gpu.kernel_launch_latency ({lat}) is not below monitor.watchdog_cycles ({wd}): the watchdog "
-                       f"would report every launch's wait as a deadlock (raise the watchdog or set it to 0)")
+        if wd and 2 * lat > wd:
+            # the wait and the cold fetch of the launch's first instructions must fit one window
+            out.append(f"gpu.kernel_launch_latency ({lat}) is more than half of monitor.watchdog_cycles ({wd}): the "
+                       f"watchdog could report a launch's wait as a deadlock (raise the watchdog or set it to 0)")
         out += self.l2.slice_problems(self.n_l2_slices)
         carveouts = self.l1d.shared_carveouts_kb
         if carveouts and carveouts[-1] * 1024 != self.sm.shared_bytes:
