@@ -30,6 +30,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "tlpsim.timing.buckets",
     "tlpsim.timing.l1banks",
     "tlpsim.timing.casloop",
+    "tlpsim.timing.subcore_path",
     "tlpsim.timing.duering",
     "tlpsim.timing.engine",
     "tlpsim.timing.queues",

@@ -12,22 +12,27 @@ loop as one atomic; these sums are what its rounds take together.
 from __future__ import annotations
 
 
+def _round_waves(degree: int, j: int) -> int:
+    """Wavefronts of round j's compare-and-swap."""
+    w = degree - j
+    return w if w > 1 else 1
+
+
 def cas_waves(degree: int, rounds: int) -> int:
     """Wavefronts of the loop's compare-and-swaps over `rounds` rounds."""
     total = 0
     for j in range(rounds):
-        w = degree - j
-        total += w if w > 1 else 1
+        total += _round_waves(degree, j)
     return total
 
 
 def cas_path_hold(degree: int, rounds: int, issue_cycles: int, wave_cycles: int) -> int:
-    """Cycles the loop holds its sub-core's path into the LD/ST unit: each round's load and
-    compare-and-swap, each the path's issue cycles or its cycles per wavefront if more."""
+    """Cycles the loop holds its sub-core's path into the LD/ST unit: each round's load (one
+    wavefront) and compare-and-swap, each the path's issue cycles or its cycles per
+    wavefront if more."""
+    load = wave_cycles if wave_cycles > issue_cycles else issue_cycles
     total = 0
     for j in range(rounds):
-        w = degree - j
-        waves = (w if w > 1 else 1) * wave_cycles
-        total += (wave_cycles if wave_cycles > issue_cycles else issue_cycles) + (
-            waves if waves > issue_cycles else issue_cycles)
+        waves = _round_waves(degree, j) * wave_cycles
+        total += load + (waves if waves > issue_cycles else issue_cycles)
     return total

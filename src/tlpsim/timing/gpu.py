@@ -110,11 +110,13 @@ class CtaDispatcher(Component):
             pending = kept
         latency = gpu.cfg.gpu.kernel_launch_latency
         if latency:  # a launch's CTAs leave the front end `latency` cycles after its turn
-            waiting = [r for r in pending if now < r.t_turn + latency]
-            for r in waiting:
-                self.wake_at(r.t_turn + latency)
-            if waiting:
-                pending = [r for r in pending if now >= r.t_turn + latency]
+            ready = []
+            for r in pending:
+                if now < r.t_turn + latency:
+                    self.wake_at(r.t_turn + latency)
+                else:
+                    ready.append(r)
+            pending = ready
         if not pending:
             return False
         by_kid = {r.kid: r for r in pending}

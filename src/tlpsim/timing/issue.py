@@ -331,8 +331,8 @@ class IssueStage:
                     self.sm.note_stall(STALL_LDST_BUSY)
                 return False
             # a shared access waits for its sub-core's path into the unit (sm.shared_subcore_issue_cycles)
-            hold = ldst.shared_hold(w, si, w.mem[pos]) if ldst.p.sub_issue_cycles else 0
-            if hold and not ldst.path_free(w.sched, now):
+            hold = ldst.paths.hold(w, si, w.mem[pos]) if ldst.p.sub_issue_cycles else 0
+            if hold and not ldst.paths.is_free(w.sched, now):
                 if not quiet:
                     self.sm.note_stall(STALL_LDST_BUSY)
                 return False
@@ -352,7 +352,7 @@ class IssueStage:
                 if si.long_wait:
                     v.waiting_mem = True
             if hold:
-                ldst.hold_path(w.sched, hold, now)  # (paced from issue: every access reads operands alike)
+                ldst.paths.take(w.sched, hold, now)  # (paced from issue: every access reads operands alike)
             ldst.accept(w, si, w.mem[pos], start, pos)
         # barriers and exits take effect once the warp has advanced (below)
         v.last_issue = now

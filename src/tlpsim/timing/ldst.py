@@ -18,10 +18,9 @@ ahead of waiting warp instructions, and reserve shared-memory bank cycles
 latency; a miss takes an MSHR (or merges into one) and sends a request; a refused
 access (MSHR or queue full) is retried next cycle — a reservation failure, which
 stalls the unit. With a sub-core path (`sub_issue_cycles`), each warp scheduler hands its
-shared-memory instructions to the unit through its own path, which takes one every
-`sub_issue_cycles` (or `sub_wave_cycles` per wavefront, if more): the issue stage
-holds a sub-core's next shared access until its path is free (`shared_hold`,
-`sub_free`), while the banks serve every sub-core at `smem_wave_cycles` per wavefront. The instruction's destination registers are written back when
+shared-memory instructions to the unit through its own path (`paths`:
+timing/subcore_path.py), while the banks serve every sub-core at `smem_wave_cycles` per
+wavefront. The instruction's destination registers are written back when
 its last access has its data; with `wb_register` every result leaving the unit (a
 shared load's, each request a fill or reply completes) takes its one writeback
 register, one a cycle.
@@ -34,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from tlpsim.timing.addrmap import AddressMap
 from tlpsim.timing.cache_port import WRITE_ABSORBED, CachePort
-from tlpsim.timing.casloop import cas_path_hold, cas_waves
+from tlpsim.timing.casloop import cas_waves
 from tlpsim.timing.duering import DueRing
 from tlpsim.timing.l1banks import bank_mask
 from tlpsim.timing.mem_types import ATOMIC, READ, WRITE, MemRequest, popcount, sector_requests
@@ -42,6 +41,7 @@ from tlpsim.timing.queues import TimedQueue
 from tlpsim.timing.static import StaticInstr
 from tlpsim.timing.ldst_types import LdstParams, _Instr
 from tlpsim.timing.stats import STALL_L1D_RESERVATION_FAIL, SMStats
+from tlpsim.timing.subcore_path import SubcorePaths, shared_degree
 
 if TYPE_CHECKING:
     from tlpsim.timing.sm import SM
@@ -87,8 +87,7 @@ class LdstUnit:
         self.cur: _Instr | None = None
         self.busy_until = 0                 # shared-memory replays occupy the unit
         self.smem_free = 0                  # first cycle the shared-memory banks are free
-        # per sub-core (scheduler): first cycle its path takes another shared access
-        self.sub_free: list[int] = [0] * 16
+        self.paths = SubcorePaths(params)   # the sub-cores' paths into shared memory (issue stage)
         # cycles between a shared access's wavefronts in its result (the slower of path and banks)
         self.lat_wave = max(params.smem_wave_cycles, params.sub_wave_cycles)
         self.stalled = False
@@ -129,31 +128,6 @@ class LdstUnit:
         warp.inflight += 1  # until the unit has done with it (and its loads' data is back)
         self.queue.append(start, (warp, si, mem_row, pos))
 
-    def shared_hold(self, warp: Any, si: StaticInstr, row: int) -> int:
-        """Cycles a shared-memory instruction holds its sub-core's path into the unit
-        (0: not a shared access, or no such path): the path's issue cycles or its
-        cycles per wavefront, whichever is more."""
-        p = self.p
-        if p.sub_issue_cycles == 0 or row < 0:
-            return 0
-        rows = warp.mem_rows
-        if rows.space[row] != _SHARED:
-            return 0
-        atomic = si.is_atomic and p.atomic_serialize
-        degree = max(rows.lane_degree[row] if atomic else rows.bank_degree[row], 1)
-        if si.cas_loop and atomic:  # every round's load and compare-and-swap pass the path
-            return cas_path_hold(degree, max(rows.word_lanes[row], 1), p.sub_issue_cycles, p.sub_wave_cycles)
-        waves = degree * p.sub_wave_cycles
-        return waves if waves > p.sub_issue_cycles else p.sub_issue_cycles
-
-    def path_free(self, sched: int, now: int) -> bool:
-        """Whether scheduler `sched`'s sub-core path takes a shared access at `now`."""
-        return self.sub_free[sched] <= now
-
-    def hold_path(self, sched: int, cycles: int, now: int) -> None:
-        """A shared access entered through `sched`'s path: it is busy `cycles` from `now`."""
-        self.sub_free[sched] = now + cycles
-
     def busy(self) -> bool:
         return (len(self.queue) > 0 or self.cur is not None or self.inflight > 0 or bool(self.requests)
                 or len(self.missq) > 0 or len(self.l1pipe) > 0)
@@ -162,11 +136,8 @@ class LdstUnit:
         missq = self.missq
         # the miss queue drains whatever else waits (a full interconnect queue wakes us when it frees)
         drain = (missq.head_due() if missq.head_due() > now else now + 1) if len(missq) else -1
-        sub = -1  # a sub-core path freeing up lets its waiting shared access issue
-        if self.p.sub_issue_cycles:
-            for f in self.sub_free:
-                if f > now and (sub < 0 or f < sub):
-                    sub = f
+        # a sub-core path freeing up lets its waiting shared access issue
+        sub = self.paths.next_free(now) if self.p.sub_issue_cycles else -1
         if self.stalled:  # woken by the reply or queue slot it waits for
             if drain >= 0 and sub >= 0:
                 return min(drain, sub)
@@ -274,8 +245,7 @@ class LdstUnit:
         if space == _SHARED:
             p = self.p
             atomic = si.is_atomic and p.atomic_serialize
-            # an atomic whose same-word lanes are serialised: every lane takes its bank once
-            degree = max(rows.lane_degree[row] if atomic else rows.bank_degree[row], 1)
+            degree = shared_degree(rows, row, atomic)
             start = now if self.smem_free <= now else self.smem_free  # banks reserved by a plug-in
             if si.cas_loop and atomic:
                 # a compare-and-swap loop: one round per lane on the busiest word (each round
