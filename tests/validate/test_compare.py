@@ -10,11 +10,13 @@ import pytest
 
 from tlpsim.validate import plots
 from tlpsim.validate.compare import criteria, summary, sweep_rows
+from tlpsim.validate.markdown import dram_reads_table
 from tlpsim.validate.reference import Reference
 
 
 def _ref(cycles: list[int]) -> Reference:
-    pts = [{"max_ctas_per_sm": n, "cycles": c, "averagemflatency": 400 + n} for n, c in enumerate(cycles, 1)]
+    pts = [{"max_ctas_per_sm": n, "cycles": c, "averagemflatency": 400 + n, "dram_reads": 1000 * n}
+           for n, c in enumerate(cycles, 1)]
     return Reference(Path("."), programs={}, sweeps={"k": {"natural_cta_per_sm_limit": len(cycles),
                                                            "shape": "rises", "best_n": len(cycles), "sweep": pts}})
 
@@ -23,7 +25,8 @@ def _res(cycles: int | None, verified: bool = True) -> dict:
     if cycles is None:
         return {"error": "KernelError: deadlocked", "launches": []}
     return {"error": None, "verified": verified, "program": {"cycles": cycles, "ctas_per_sm_limit": 3,
-                                                             "avg_mem_latency": cycles / 10}}
+                                                             "avg_mem_latency": cycles / 10,
+                                                             "dram_read_sectors": 10 * cycles}}
 
 
 def test_a_sweep_row_compares_both_curves():
@@ -33,6 +36,7 @@ def test_a_sweep_row_compares_both_curves():
     assert row["ours_cycles"] == [330, 150, 120] and row["gpgpusim_cycles"] == [300, 200, 100]
     assert row["cycles_rel_err"] == pytest.approx([0.1, -0.25, 0.2])
     assert row["ours_mem_latency"] == [33.0, 15.0, 12.0] and row["gpgpusim_mem_latency"] == [401, 402, 403]
+    assert row["ours_dram_read_sectors"] == [3300, 1500, 1200] and row["gpgpusim_dram_reads"] == [1000, 2000, 3000]
     assert row["ours"] == {"shape": "rises", "best_n": 3, "smallest_n_within_3pct": 3}
     assert row["gpgpusim"]["shape"] == row["gpgpusim"]["shape_reported"] == "rises"
     assert row["match"] is True
@@ -40,10 +44,22 @@ def test_a_sweep_row_compares_both_curves():
     assert other["ours"]["shape"] == "rises then saturates" and other["match"] is False
 
 
+def test_the_dram_reads_table_pairs_each_point_and_leaves_gaps_empty():
+    ref = _ref([300, 200, 100])
+    (row,) = sweep_rows(ref, {"k": {1: _res(330), 2: _res(None), 3: _res(120)}})
+    lines = dram_reads_table([row], 4)
+    assert lines[1] == "| program | N=1 | N=2 | N=3 | N=4 |" and lines[-1] == ""
+    assert lines[3] == "| k | 3,300 / 1,000 (+230.0%) | — / 2,000 (—) | 1,200 / 3,000 (-60.0%) |  |"
+    # a reference without DRAM reads (or no sweeps) gives no table at all
+    row["gpgpusim_dram_reads"] = [None, None, None]
+    assert dram_reads_table([row], 3) == [] and dram_reads_table([], 3) == []
+
+
 def test_a_failed_or_unchecked_point_leaves_the_sweep_unjudged():
     ref = _ref([300, 200, 100])
     (row,) = sweep_rows(ref, {"k": {1: _res(330), 2: _res(None), 3: _res(120, verified=False)}})
     assert row["ours_cycles"] == [330, None, None] and row["ours_mem_latency"] == [33.0, None, None]
+    assert row["ours_dram_read_sectors"] == [3300, None, None]
     assert row["ours"] is None and row["match"] is None
     assert row["errors"][0] == "N=2: KernelError: deadlocked" and row["errors"][1].startswith("N=3: the program")
     (missing,) = sweep_rows(ref, {"k": {1: _res(330), 3: _res(120)}})

@@ -121,11 +121,16 @@ def sweep_rows(ref: Reference, points: dict[str, dict[int, dict]]) -> list[dict]
         # the memory latency of each point that has its cycles (GPGPU-Sim's averagemflatency beside it)
         ours_latency = [None if c is None else mine[n]["program"].get("avg_mem_latency")
                         for n, c in zip(ns, ours_cycles)]
+        # ... and the sectors each point read from DRAM: how much of the L2's traffic missed
+        ours_dram = [None if c is None else mine[n]["program"].get("dram_read_sectors")
+                     for n, c in zip(ns, ours_cycles)]
         by_n = {int(p["max_ctas_per_sm"]): p for p in entry["sweep"]}
         row: dict[str, Any] = {
             "program": name, "n": ns, "complete": complete, "gpgpusim_cycles": gs_cycles, "ours_cycles": ours_cycles,
             "ours_mem_latency": ours_latency,
             "gpgpusim_mem_latency": [by_n[n].get("averagemflatency") for n in ns],
+            "ours_dram_read_sectors": ours_dram,
+            "gpgpusim_dram_reads": [by_n[n].get("dram_reads") for n in ns],
             "natural_limit": int(entry.get("natural_cta_per_sm_limit", ns[-1])),
             "gpgpusim": {"shape": theirs.shape, "best_n": theirs.best_n,
                          "smallest_n_within_3pct": theirs.smallest_n_within_tol,

@@ -92,6 +92,30 @@ def _toolchains(v: dict, w: Any) -> None:
         w("")
 
 
+def dram_reads_table(sweeps: list[dict], width: int) -> list[str]:
+    """The sweeps' DRAM reads per N (32-byte sectors, tlpsim / GPGPU-Sim's `dram_reads`),
+    or nothing when the reference has none: what the L2 missed, so whether it holds the
+    working set as CTAs are added."""
+    if not any(x is not None for sw in sweeps for x in sw.get("gpgpusim_dram_reads", [])):
+        return []
+    lines = ["DRAM reads per N (32-byte sectors, tlpsim / GPGPU-Sim's `dram_reads`, error): what the L2 "
+             "missed, so whether it holds the working set as CTAs are added.\n",
+             "| program | " + " | ".join(f"N={k}" for k in range(1, width + 1)) + " |",
+             "|---|" + "---:|" * width]
+    for sw in sweeps:
+        ours, theirs = sw.get("ours_dram_read_sectors", []), sw.get("gpgpusim_dram_reads", [])
+        cells = []
+        for k in range(width):
+            if k >= min(len(sw["n"]), len(ours), len(theirs)):
+                cells.append("")
+                continue
+            a, b = ours[k], theirs[k]
+            err = vstats.rel_err(a, b) if a is not None and b else None
+            cells.append(f"{_num(a)} / {_num(b)} ({_pct(err)})")
+        lines.append(f"| {sw['program']} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
 def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> str:
     """The report; `images` maps "scatter"/"sweeps" to paths relative to the Markdown file."""
     t = v["tlpsim"]
@@ -235,6 +259,7 @@ def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> 
                          for k in range(width)]
                 w(f"| {sw['program']} | " + " | ".join(cells) + " |")
             w("")
+        out.extend(dram_reads_table(v["sweeps"], width))
         bad = [sw for sw in v["sweeps"] if sw["gpgpusim"]["shape_reported"]
                and sw["gpgpusim"]["shape_reported"] != sw["gpgpusim"]["shape"]]
         if bad:

@@ -75,6 +75,7 @@ def timing_metrics(records: list, max_warps: int) -> dict:
         "l2_miss_rate": _ratio(l2_miss, l2_acc),
         "l2_miss_rate_incl_pending": (1.0 - l2_total("hits") / l2_acc) if l2_acc else None,
         "dram_reads": sum(s.dram_reads for s in stats), "dram_writes": sum(s.dram_writes for s in stats),
+        "dram_read_sectors": l2_total("dram_read_sectors"),   # 32-byte sectors (GPGPU-Sim's dram_reads counts these)
         "dram_util": _ratio(dram_weighted, cycles),
         "avg_mem_latency": _ratio(sm_total("mem_latency_sector_cycles"), sm_total("mem_latency_sectors")),
         "occupancy_pct": (100.0 * occ / cycles / max_warps) if cycles else None,
