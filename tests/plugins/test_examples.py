@@ -60,7 +60,10 @@ SKETCHES = [str(EXAMPLES / "duet_like.py"), str(EXAMPLES / "expars_like.py")]
 # one SM, so the tiny workloads put more CTAs on it than the baseline's slots hold, and an RF
 # of 20,480 registers, so vecadd's 10 resident CTAs (at ptxas's count) leave too little spare
 # RF for every parked context and some go to the scratchpad (the GTX480's 32,768 hold them all)
-DUET = {"gpu.n_sms": 1, "sm.registers": 20480, "sm.resource_allocator": {"impl": "duet_alloc", "extra_ctas": 4},
+# 6 CTAs of vecadd fit, and the 24,576 registers leave spare RF beside them, so parked contexts
+# go to the RF and, when it is full, the scratchpad (20,480 left the RF no room for any once
+# gtx480's schedulers took turns, sm.scheduler_order)
+DUET = {"gpu.n_sms": 1, "sm.registers": 24576, "sm.resource_allocator": {"impl": "duet_alloc", "extra_ctas": 4},
         "sm.context_switcher": "duet_switch"}
 # a 64 KB register file: spmv's 48-register CTAs of 256 threads (CUDA 13.5's ptxas) fit
 # once in the RF, a second one only with 32 of its registers per thread in the scratchpad

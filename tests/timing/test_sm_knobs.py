@@ -164,3 +164,51 @@ def test_unknown_context_switcher_names_the_known_ones():
 
     with pytest.raises(ConfigError, match=r"sm.context_switcher: unknown context_switcher 'nope'.*none"):
         build_gpu(load_config("gtx480", {"sm.context_switcher": "nope"}))
+
+
+def _issue_order(order: str) -> dict[int, list[int]]:
+    """Per cycle, the schedulers of the instructions issued, in issue order (2 warps of
+    the ILP kernel, one per scheduler; both may issue arithmetic in the same cycle)."""
+    from tlpsim.policies.monitor.base import Monitor
+    from tlpsim.policies.registry import register, unregister
+
+    seen: dict[int, list[int]] = {}
+
+    @register("monitor", "test_issue_order")
+    class IssueOrder(Monitor):
+        events = ("instr_issued",)
+
+        def watches(self, instr):
+            return True
+
+        def on_instr_issued(self, warp, instr, mask, now):
+            seen.setdefault(now, []).append(warp.sched)
+
+    try:
+        _run(ILP, "ilp", lambda: (tlpsim.zeros(64, np.float32), np.float32(1.0), np.float32(0.5)), block=(64,),
+             overrides={"sm.scheduler_order": order, "monitor.policy": "test_issue_order"})
+    finally:
+        unregister("monitor", "test_issue_order")
+    return seen
+
+
+def test_scheduler_order_fixed_lets_scheduler_0_go_first_every_cycle():
+    both = {c: s for c, s in _issue_order("fixed").items() if len(s) == 2}
+    assert len(both) > 20 and all(s == [0, 1] for s in both.values())
+
+
+def test_scheduler_order_rotate_lets_them_take_turns_by_cycle():
+    # GPGPU-Sim 4.x's Issue_Prio: scheduler (cycle mod 2) goes first
+    both = {c: s for c, s in _issue_order("rotate").items() if len(s) == 2}
+    assert len(both) > 20 and all(s == [c % 2, 1 - c % 2] for c, s in both.items())
+    assert {s[0] for s in both.values()} == {0, 1}
+
+
+def test_scheduler_order_presets():
+    # the presets validated against GPGPU-Sim 4.x rotate; the papers' (GPGPU-Sim 3.x) do not
+    for preset, order in (("gtx480", "rotate"), ("h200", "rotate"), ("h100", "rotate"), ("tesla_m2050", "fixed"),
+                          ("fermi_dmr", "fixed"), ("fermi_rfv", "fixed"), ("gtx980", "fixed"),
+                          ("maxwell_gpuduet", "fixed"), ("expars_maxwell", "fixed")):
+        assert load_config(preset).sm.scheduler_order == order, preset
+    with pytest.raises(ConfigError, match="sm.scheduler_order"):
+        load_config("gtx480", {"sm.scheduler_order": "random"})

@@ -284,6 +284,11 @@ class SMConfig(Section):
     # front end and issue
     n_schedulers: Int = field(2, "warp schedulers per SM (gpgpu_num_sched_per_core)", unit="schedulers",
                               ge=1, le=16)
+    scheduler_order: Literal["fixed", "rotate"] = field(
+        "fixed", "the order the warp schedulers issue in within a cycle, which decides who gets the units they "
+                 "share (the memory issue slot, the SFU) first: 'fixed' = scheduler 0 first every cycle "
+                 "(GPGPU-Sim 3.x, the papers' simulator); 'rotate' = the first scheduler advances by one every "
+                 "cycle (GPGPU-Sim 4.x's shader_core_ctx::issue, Issue_Prio, since 2017)")
     issue_width: Int = field(1, "instructions one scheduler may issue per cycle from one warp "
                                 "(gpgpu_max_insn_issue_per_warp)", unit="instructions/cycle", ge=1, le=4)
     dual_issue_diff_units: bool = field(True, "dual-issued instructions must use different pipelines "

@@ -240,7 +240,7 @@ def build_sm_parts(cfg, sm_id: int, core: ClockDomain, mem: MemorySystem, plugin
                       ibuf_entries=s.ibuffer_entries, units=units, issue_width=s.issue_width,
                       dual_issue_diff_units=s.dual_issue_diff_units, sub_core=s.sub_core_model,
                       fetch_throughput=s.fetch_throughput, wb_width=pl.wb_width,
-                      fetch_width=s.fetch_width)
+                      fetch_width=s.fetch_width, rotate_schedulers=s.scheduler_order == "rotate")
     params.aliases = {} if pl.dp.count else {DP: SFU}  # fp64 runs on the SFU pipes when there is no DP unit
     ci = cfg.l1i
     if not ci.perfect:

@@ -45,7 +45,7 @@ class SMParams:
                  units: dict[str, int] | None = None, l1d: Any = None, issue_width: int = 1,
                  dual_issue_diff_units: bool = True, sub_core: bool = False, fetch_throughput: int = 1,
                  wb_width: int = 1 << 30, l1i: Any = None, fetch_width: int = 2,
-                 iprefetch_lines: int = 0) -> None:
+                 iprefetch_lines: int = 0, rotate_schedulers: bool = False) -> None:
         self.max_warps = max_warps          # slot tables (the allocator's max_contexts)
         self.max_ctas = max_ctas
         self.n_schedulers = n_schedulers
@@ -61,6 +61,7 @@ class SMParams:
         self.wb_width = wb_width            # result buses (arithmetic writebacks per cycle)
         self.l1i = l1i                      # the instruction cache (a CachePort), None = perfect
         self.iprefetch_lines = iprefetch_lines  # stream-buffer instruction prefetch depth, 0 = none
+        self.rotate_schedulers = rotate_schedulers  # sm.scheduler_order == "rotate"
 
 
 class SM(Component):
@@ -72,6 +73,7 @@ class SM(Component):
         super().__init__(domain)
         self.id = sm_id
         self.p = params
+        self._rotate = params.rotate_schedulers and params.n_schedulers > 1
         self.operands = operands            # OperandStorage
         self.ops_stats: OperandStats = operands.stats
         # issue attempts the operand storage refused in the last ticked cycle: a skipped
@@ -260,12 +262,22 @@ class SM(Component):
         if slots.n_warps:
             ops = self.ops_stats
             refused0 = ops.collector_full
-            for s, rs in enumerate(issue.ready):
+            # the scheduler that goes first gets the units they share (the memory issue
+            # slot, the SFU); with sm.scheduler_order = "rotate" they take turns
+            # (GPGPU-Sim 4.x's Issue_Prio; a function of the cycle, so skip-ahead == dense)
+            ready = issue.ready
+            n_s = len(ready)
+            s = now % n_s if self._rotate else 0
+            for _ in range(n_s):
+                rs = ready[s]
                 if rs.all:
                     if issue.issue(s, rs.all, now):
                         issued += 1
                     else:
                         structural = True
+                s += 1
+                if s == n_s:
+                    s = 0
             refusals = ops.collector_full - refused0
         self.last_refusals = refusals
         if issue.held_on_read:
