@@ -157,30 +157,27 @@ def _shortfalls(v: dict) -> list[str]:
         "dct8x8_forward") + " (+22.6% and -2.6% with the perfect cache; scalarprod's busiest SM waits longer on "
         "a saturated memory system, 2,419 cycles a request). The card's buffer depth is Huerta et al.'s "
         "estimate for Ampere, not measured on Hopper (benchmarks/hw/icache_cold.cu measures it).",
+        "- **Scheduler order: [Q]'s.** The four sub-cores' schedulers share the LD/ST unit and its path into "
+        "shared memory; GPGPU-Sim 4.x lets the first of them change every cycle (`shader_core_ctx::issue`, "
+        "`Issue_Prio`), where tlpsim ran scheduler 0 first every cycle until 2026-11-29, so its warps always "
+        "reached the shared unit first and those of scheduler 3 last (`sm.scheduler_order = \"rotate\"`, "
+        "docs/validation.md, \"The schedulers take turns\"). With the turns: " + _errors(v, "sgemm_naive",
+                                                                                      "transpose_naive")
+        + " (+53.8% and +31.6% before); all 17 launches 19.5% / r 0.946 before, and conv2d_smem's sweep, "
+        "which fell at 8 CTAs per SM where the card's keeps rising, now rises as the card's does.",
         "- **What the rest points to (not modelled yet).** Launches of one or two CTA waves that read "
-        "memory run too slow: " + _errors(v, "sgemm_naive", "spmv_csr_scalar", "transpose_naive", "histo_cta",
-                                          "sgemm_tiled")
+        "memory run too slow: " + _errors(v, "spmv_csr_scalar", "transpose_naive", "histo_cta", "sgemm_tiled")
         + ". What they share is the start of a wave, where tlpsim's largest cost is the cold "
         "instruction fetch: all 132 SMs ask one L2 slice for each code line at once, and its MSHRs merge 4 "
         "requests a line ([Q]), so the rest retry (blackscholes at 8 CTAs, launch latency aside: 7,592 cycles, "
         "6,140 with a perfect instruction cache, 7,195 with the merge unlimited). The card's cold start is not "
         "measured (benchmarks/hw/icache_cold.cu would; GPGPU-Sim's Volta model sidesteps it with a perfect "
-        "instruction cache). "
-        + _errors(v, "sgemm_naive") + ": the loads in "
-        "flight together meet the L1's MSHR merge limit (8 requests per line, GPGPU-Sim's Volta value): its "
-        "warps all read one line of B, and its busiest SM takes 33,679 cycles at 8, 15,859 at 32; the card's "
-        "limit is not measured (benchmarks/hw/l1_merge.cu measures it). Too fast: "
+        "instruction cache). Too fast: "
         + _errors(v, "raycast", "kmeans_accumulate") + " (kmeans_accumulate's loop round is unmeasured, "
         "above). Raycast, not explained, is one wave of latency-bound warps; the "
         "`sqrt.rn`/`div.rn` that ptxas expands into multi-instruction sequences are not what it lacks (the SFU "
         "latency at 40 instead of 18 and the fp32 divide's at 72 instead of 36 add 9 %), nor are cold "
-        "instruction fetches (above). conv2d_smem's sweep falls at 8 CTAs per SM where the card's keeps "
-        "rising: its 1,369 CTAs fill 132 SMs 8 deep once, and an SM's 8 CTAs finish nearly together under the "
-        "round-robin warp scheduler, so the SMs first through the first wave take 8 each of the 313 left (at "
-        "commit 37cf524: 8 to 16 CTAs per SM, against 8 to 12 at 4 per SM); the SMs' busy cycles are the "
-        "same from 4 to 8 CTAs, and the idle tail grows from 363k to 611k SM-cycles. The card's CTAs on one "
-        "SM finish staggered, which spreads the last ones; what staggers them (its warp scheduler's "
-        "priorities) is not measured here.",
+        "instruction fetches (above).",
         "- **Not modelled:** the card's cost per "
         "iteration of smem_stride.tput's loop (0.8 cycles an access at every stride: about 26 cycles per 32 "
         "loads, near one shared load's latency, as if each iteration waited for its last load), the extra FMA issue cost warp 0 sees at 8 warps "
