@@ -225,9 +225,7 @@ def run_cmd(workload: str, size: str, mode: str, preset: str, overrides: tuple, 
                       if compiled else ""))
         console.functional_report(result, record["launches"])
         if mode == "timing":
-            from tlpsim.config.loader import load_config
-
-            console.timing_report(result, load_config(preset, params.overrides).gpu.kernel_launch_latency)
+            console.timing_report(result, record["config"]["gpu"]["kernel_launch_latency"])  # the run's own config
             if record.get("sampling"):
                 from tlpsim.sampling.summary import describe
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from tlpsim.validate import stats as vstats
@@ -92,28 +93,41 @@ def _toolchains(v: dict, w: Any) -> None:
         w("")
 
 
+def _per_n_table(sweeps: list[dict], width: int, ours_key: str, theirs_key: str, title: str,
+                 cell: Callable[[Any, Any], str]) -> list[str]:
+    """A table of one figure per sweep point, tlpsim's (`ours_key`) beside GPGPU-Sim's
+    (`theirs_key`), or nothing when the reference has none of it."""
+    if not any(x is not None for sw in sweeps for x in sw.get(theirs_key, [])):
+        return []
+    lines = [title + "\n", "| program | " + " | ".join(f"N={k}" for k in range(1, width + 1)) + " |",
+             "|---|" + "---:|" * width]
+    for sw in sweeps:
+        ours, theirs = sw.get(ours_key, []), sw.get(theirs_key, [])
+        n = min(len(sw["n"]), len(ours), len(theirs))
+        lines.append(f"| {sw['program']} | " + " | ".join(cell(ours[k], theirs[k]) if k < n else ""
+                                                         for k in range(width)) + " |")
+    return lines + [""]
+
+
+def mem_latency_table(sweeps: list[dict], width: int) -> list[str]:
+    """The sweeps' memory latency per N, tlpsim / GPGPU-Sim's `averagemflatency`."""
+    return _per_n_table(sweeps, width, "ours_mem_latency", "gpgpusim_mem_latency",
+                        "Memory latency per N (core cycles per sector, tlpsim / GPGPU-Sim's `averagemflatency`):",
+                        lambda a, b: _pair(a, b, ".0f"))
+
+
+def _with_error(a: Any, b: Any) -> str:
+    err = vstats.rel_err(a, b) if a is not None and b else None
+    return f"{_num(a)} / {_num(b)} ({_pct(err)})"
+
+
 def dram_reads_table(sweeps: list[dict], width: int) -> list[str]:
     """The sweeps' DRAM reads per N (32-byte sectors, tlpsim / GPGPU-Sim's `dram_reads`),
     or nothing when the reference has none: what the L2 missed, so whether it holds the
     working set as CTAs are added."""
-    if not any(x is not None for sw in sweeps for x in sw.get("gpgpusim_dram_reads", [])):
-        return []
-    lines = ["DRAM reads per N (32-byte sectors, tlpsim / GPGPU-Sim's `dram_reads`, error): what the L2 "
-             "missed, so whether it holds the working set as CTAs are added.\n",
-             "| program | " + " | ".join(f"N={k}" for k in range(1, width + 1)) + " |",
-             "|---|" + "---:|" * width]
-    for sw in sweeps:
-        ours, theirs = sw.get("ours_dram_read_sectors", []), sw.get("gpgpusim_dram_reads", [])
-        cells = []
-        for k in range(width):
-            if k >= min(len(sw["n"]), len(ours), len(theirs)):
-                cells.append("")
-                continue
-            a, b = ours[k], theirs[k]
-            err = vstats.rel_err(a, b) if a is not None and b else None
-            cells.append(f"{_num(a)} / {_num(b)} ({_pct(err)})")
-        lines.append(f"| {sw['program']} | " + " | ".join(cells) + " |")
-    return lines + [""]
+    return _per_n_table(sweeps, width, "ours_dram_read_sectors", "gpgpusim_dram_reads",
+                        "DRAM reads per N (32-byte sectors, tlpsim / GPGPU-Sim's `dram_reads`, error): what the L2 "
+                        "missed, so whether it holds the working set as CTAs are added.", _with_error)
 
 
 def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> str:
@@ -249,16 +263,7 @@ def render(v: dict, images: dict[str, str] | None = None, command: str = "") -> 
                 cells.append(f"{_num(a)} / {_num(b)} ({_pct(err)})")
             w(f"| {sw['program']} | " + " | ".join(cells) + " |")
         w("")
-        if any(x is not None for sw in v["sweeps"] for x in sw.get("gpgpusim_mem_latency", [])):
-            w("Memory latency per N (core cycles per sector, tlpsim / GPGPU-Sim's `averagemflatency`):\n")
-            w("| program | " + " | ".join(f"N={k}" for k in range(1, width + 1)) + " |")
-            w("|---|" + "---:|" * width)
-            for sw in v["sweeps"]:
-                ours_l, gs_l = sw.get("ours_mem_latency", []), sw.get("gpgpusim_mem_latency", [])
-                cells = [(_pair(ours_l[k], gs_l[k], '.0f') if k < len(sw["n"]) and k < len(gs_l) else "")
-                         for k in range(width)]
-                w(f"| {sw['program']} | " + " | ".join(cells) + " |")
-            w("")
+        out.extend(mem_latency_table(v["sweeps"], width))
         out.extend(dram_reads_table(v["sweeps"], width))
         bad = [sw for sw in v["sweeps"] if sw["gpgpusim"]["shape_reported"]
                and sw["gpgpusim"]["shape_reported"] != sw["gpgpusim"]["shape"]]
